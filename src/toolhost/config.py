@@ -1,0 +1,156 @@
+"""Settings: one object, built once from the environment (prefix TOOLHOST_) and passed in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRET = "change-me"  # noqa: S105 - the value the settings refuse outside development
+
+Tier = Literal["trial", "pro", "team", "agency"]
+
+
+class BootstrapSettings(BaseModel):
+    """What the first start creates on an empty database."""
+
+    tier: Tier = Field(default="agency", description="Tier of the account created on first start.")
+    account_name: str = Field(default="default", description="Name of the bootstrapped account.")
+    project_name: str = Field(default="default", description="Name of the bootstrapped project.")
+
+
+class RateLimitSettings(BaseModel):
+    """The layers of CATALOG.md §1.10; every number is per window."""
+
+    enabled: bool = Field(default=True, description="Turns every layer off (benchmarks only).")
+    anonymous_per_minute: int = Field(default=60, description="Per client IP, requests without a credential.")
+    trial_per_minute: int = Field(default=15, description="Per account of tier trial.")
+    account_per_minute: int = Field(default=100, description="Per account of the other tiers.")
+    category_per_minute: dict[str, int] = Field(
+        default={"generation": 15, "posting": 30, "upload": 20, "read": 60},
+        description="Per account per tool category.",
+    )
+    tool_per_minute: dict[str, int] = Field(
+        default={"generate_video": 5, "generate_image": 10, "schedule_post": 10, "extract_brand": 5},
+        description="Per account per tool.",
+    )
+    account_per_hour: int = Field(default=500, description="Per account per hour (polling tools count 0.2).")
+    wait_for_connection_in_flight: int = Field(default=3, description="Concurrent wait_for_connection calls.")
+
+
+class CreditCost(BaseModel):
+    """An operator's override of a tool's cost: base + per × units."""
+
+    base: int = 0
+    per: int = 0
+    unit: str | None = None
+
+
+class CreditSettings(BaseModel):
+    """Allocations, key counts, cost overrides and per-run budgets (CATALOG.md §1.9)."""
+
+    allocations: dict[str, int] = Field(
+        default={"trial": 300, "pro": 1500, "team": 3500, "agency": 10000},
+        description="Credits per period by tier (trial: one-time).",
+    )
+    key_limits: dict[str, int] = Field(
+        default={"trial": 1, "pro": 2, "team": 5, "agency": 20},
+        description="How many active API keys an account of each tier may hold.",
+    )
+    trial_days: int = Field(default=14, description="Days until a trial ends.")
+    costs: dict[str, CreditCost] = Field(default={}, description="Per-tool cost overrides.")
+    max_credits_per_run: int | None = Field(default=None, description="Per-run credit budget; unset = unlimited.")
+    max_assets_per_run: int | None = Field(default=None, description="Per-run asset budget; unset = unlimited.")
+
+
+class PolicySettings(BaseModel):
+    """The input policy of CATALOG.md §1.8."""
+
+    input: Literal["block", "off"] = Field(default="block", description="Block suspicious arguments or not.")
+
+
+class FetchSettings(BaseModel):
+    """The SSRF-safe fetcher's operator allowlist (CATALOG.md §1.14)."""
+
+    allow: list[str] = Field(default=[], description="Hosts or CIDRs exempt from the private-address refusal.")
+    allow_http: bool = Field(default=False, description="Plain http to allowlisted hosts only.")
+    connect_timeout: float = Field(default=10.0, description="Seconds to connect.")
+    total_timeout: float = Field(default=30.0, description="Seconds for the whole request.")
+    max_page_bytes: int = Field(default=10 * 1024 * 1024, description="Largest page body read.")
+    max_redirects: int = Field(default=5, description="Redirects followed, each re-checked.")
+
+
+class JobSettings(BaseModel):
+    """The durable job queue and its worker."""
+
+    run_in_process: bool = Field(default=True, description="`serve` runs a worker loop in-process.")
+    lease_seconds: int = Field(default=60, description="How long a claim holds before another worker may take it.")
+    poll_interval: float = Field(default=0.5, description="Seconds between claims when the queue is empty.")
+    per_account_concurrency: int = Field(default=4, description="Jobs of one account running at once.")
+
+
+class MediaSettings(BaseModel):
+    """The media store (CATALOG.md §1.13)."""
+
+    root: Path = Field(default=Path("./media"), description="Local filesystem root of the media store.")
+    url_ttl_seconds: int = Field(default=3600, description="Lifetime of a signed media URL.")
+    retention_days: int = Field(default=90, description="Days unreferenced job outputs and uploads are kept.")
+
+
+class ProviderSettings(BaseModel):
+    """Outside capabilities; every kind has a working built-in default."""
+
+    text_default: str = Field(default="builtin", description="Default text model name.")
+    openai_base_url: str | None = Field(default=None, description="OpenAI-compatible chat endpoint base URL.")
+    openai_api_key: str | None = Field(default=None, description="Key for the chat endpoint.")
+    openai_model: str | None = Field(default=None, description="Model name at the chat endpoint.")
+    model_aliases: dict[str, str] = Field(default={}, description="Old model name -> configured model name.")
+
+
+class Settings(BaseSettings):
+    """Every setting of toolhost; read from TOOLHOST_* variables (nested with __)."""
+
+    model_config = SettingsConfigDict(env_prefix="TOOLHOST_", env_nested_delimiter="__", extra="ignore")
+
+    environment: Literal["development", "production", "test"] = Field(
+        default="development", description="Outside development, placeholder secrets refuse to start."
+    )
+    host: str = Field(default="127.0.0.1", description="Address `serve` listens on.")
+    port: int = Field(default=8000, description="Port `serve` listens on.")
+    public_url: str = Field(default="http://127.0.0.1:8000", description="The server root as callers see it.")
+    public_api_url: str | None = Field(default=None, description="A second root the brand tools are listed on.")
+    secret_key: str = Field(default=PLACEHOLDER_SECRET, description="Signs tokens, media URLs; derives encryption.")
+    database_url: str = Field(
+        default="sqlite+aiosqlite:///./toolhost.db",
+        description="SQLAlchemy async URL (sqlite+aiosqlite or postgresql+asyncpg); default: a file here.",
+    )
+    redis_url: str | None = Field(default=None, description="Redis for shared rate limits when scaled out.")
+    log_level: str = Field(default="INFO", description="Logging level.")
+
+    bootstrap: BootstrapSettings = BootstrapSettings()
+    ratelimit: RateLimitSettings = RateLimitSettings()
+    credits: CreditSettings = CreditSettings()
+    policy: PolicySettings = PolicySettings()
+    fetch: FetchSettings = FetchSettings()
+    jobs: JobSettings = JobSettings()
+    media: MediaSettings = MediaSettings()
+    providers: ProviderSettings = ProviderSettings()
+
+    @model_validator(mode="after")
+    def refuse_placeholder_secrets(self) -> Settings:
+        """A deployment with the placeholder secret fails at start, not at the first forged token."""
+        if self.environment != "development" and self.secret_key == PLACEHOLDER_SECRET:
+            raise ValueError("TOOLHOST_SECRET_KEY is still the placeholder; set a real secret outside development")
+        return self
+
+    @property
+    def api_root(self) -> str:
+        """`public_url` without a trailing slash."""
+        return self.public_url.rstrip("/")
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Builds the settings from the environment, with explicit overrides on top (tests, CLI flags)."""
+    return Settings(**overrides)

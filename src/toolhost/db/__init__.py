@@ -1,0 +1,1 @@
+"""Database: the declarative base, column types, the engine and session factory, and migrations."""

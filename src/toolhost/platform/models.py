@@ -1,0 +1,115 @@
+"""The platform's tables: accounts, projects, credentials, the credit ledger and usage records."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from toolhost.db.base import Base, new_id, utcnow
+
+
+class Account(Base):
+    """A customer: owns projects, credentials and a credit balance."""
+
+    __tablename__ = "accounts"
+    __table_args__ = (CheckConstraint("credit_balance >= 0", name="credit_balance_not_negative"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(200))
+    tier: Mapped[str] = mapped_column(String(20))
+    credit_balance: Mapped[int] = mapped_column(Integer, default=0)
+    credit_period: Mapped[str] = mapped_column(String(7), doc="YYYY-MM of the last allocation")
+    period_spent: Mapped[int] = mapped_column(Integer, default=0, doc="credits debited this period, net")
+    spending_cap: Mapped[int | None] = mapped_column(Integer, default=None, doc="monthly cap; null = none")
+    trial_ends_at: Mapped[datetime | None] = mapped_column(default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Project(Base):
+    """A workspace of an account: every post, plan and brand belongs to one."""
+
+    __tablename__ = "projects"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ApiKey(Base):
+    """A long-lived credential; only the SHA-256 of the secret is kept."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    prefix: Mapped[str] = mapped_column(String(20), doc="the first characters, to tell keys apart")
+    secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[list[Any]] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(default=None)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class OAuthClient(Base):
+    """A client-credentials client; it mints short-lived JWT access tokens."""
+
+    __tablename__ = "oauth_clients"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    client_id: Mapped[str] = mapped_column(String(64), unique=True)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    scopes: Mapped[list[Any]] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class CreditEntry(Base):
+    """One movement of an account's credits; the balance on the account is their running sum."""
+
+    __tablename__ = "credit_ledger"
+    __table_args__ = (Index("ix_credit_ledger_account_period", "account_id", "period"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    period: Mapped[str] = mapped_column(String(7))
+    kind: Mapped[str] = mapped_column(String(20), doc="allocation, grant, debit, refund, expiry")
+    amount: Mapped[int] = mapped_column(Integer, doc="signed: debits are negative")
+    tool_name: Mapped[str | None] = mapped_column(String(100), default=None)
+    reference: Mapped[str | None] = mapped_column(String(100), default=None, doc="request or job id")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class UsageRecord(Base):
+    """One tool call, whatever its outcome; written in its own transaction."""
+
+    __tablename__ = "usage_records"
+    __table_args__ = (
+        Index("ix_usage_records_account_created", "account_id", "created_at"),
+        Index("ix_usage_records_run", "account_id", "run_id"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    project_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
+    credential_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
+    tool_name: Mapped[str] = mapped_column(String(100))
+    transport: Mapped[str] = mapped_column(String(10))
+    outcome: Mapped[str] = mapped_column(String(30), doc="ok or the error_type")
+    credits: Mapped[int] = mapped_column(Integer, default=0)
+    assets: Mapped[int] = mapped_column(Integer, default=0)
+    duration_ms: Mapped[int] = mapped_column(Integer, default=0)
+    run_id: Mapped[str | None] = mapped_column(String(128), default=None)
+    request_id: Mapped[str] = mapped_column(String(64))
+    error_message: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

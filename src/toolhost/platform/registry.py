@@ -1,0 +1,261 @@
+"""The tool registry: a frozen spec per tool, built once at import, and the @tool decorator."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from toolhost.platform import scopes
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from toolhost.platform.context import ToolContext
+
+ProjectMode = Literal["strict", "accounts", "object", "optional", "none", "object_or_accounts", "object_or_optional"]
+ResponseFormat = Literal["text", "json"]
+TextShape = Literal["envelope", "bare", "summary"]
+Category = Literal["generation", "posting", "upload", "read"]
+
+MODULES = (
+    "content", "media", "video", "ideation", "brand", "planning", "approvals", "quality", "distribution",
+    "analytics", "comments", "autopilot", "pipeline", "recipes", "skills", "account", "discovery", "apps",
+)
+GENERATION_TOOLS = frozenset({
+    "generate_content", "adapt_content", "create_storyboard", "generate_carousel", "create_carousel",
+    "generate_image", "generate_video", "generate_voiceover", "render_demo_video", "render_template_video",
+    "render_hyperframes", "plan_content_week", "run_content_pipeline", "execute_recipe", "extract_brand",
+    "generate_performance_digest",
+})
+POLLING_TOOLS = frozenset({"check_status", "get_media_url", "get_recipe_run_status", "get_pipeline_status"})
+ACRONYMS = {"youtube": "YouTube", "tiktok": "TikTok", "mcp": "MCP", "url": "URL", "ai": "AI", "api": "API", "id": "ID"}
+
+InputT = TypeVar("InputT", bound=BaseModel)
+OutputT = TypeVar("OutputT", bound="ToolOutput")
+Handler = Callable[["ToolContext", Any], Awaitable["ToolOutput"]]
+ObjectLookup = Callable[["AsyncSession", str, Sequence[Any]], Awaitable[Any]]
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's arguments: unknown top-level names are ignored (CATALOG.md §1.8)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ToolOutput(BaseModel):
+    """Base of every tool's payload (structuredContent)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def summary(self) -> str:
+        """The short human text of `response_format: text`; tools override it where wording matters."""
+        lines = []
+        for name, value in self.model_dump(mode="json").items():
+            if isinstance(value, list):
+                lines.append(f"{name}: {len(value)} item(s)")
+            elif not isinstance(value, dict) and value is not None:
+                lines.append(f"{name}: {value}")
+        return "\n".join(lines) or "Done."
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """Everything the platform knows about one tool; the JSON Schemas are computed once here."""
+
+    name: str
+    description: str
+    module: str
+    scope: str
+    credits: int | Callable[[Any], int]
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+    project: ProjectMode
+    object_id: str | None
+    response_format: ResponseFormat | None
+    text_shape: TextShape
+    waits: bool
+    assets: Callable[[Any], int] | None
+    handler: Handler
+    input_model: type[BaseModel]
+    output_model: type[ToolOutput]
+    input_schema: dict[str, Any] = field(repr=False)
+    output_schema: dict[str, Any] = field(repr=False)
+
+    @property
+    def title(self) -> str:
+        """The name in Title Case with the catalogue's acronyms."""
+        return " ".join(ACRONYMS.get(word, word.capitalize()) for word in self.name.split("_"))
+
+    @property
+    def base_credits(self) -> int | None:
+        """The fixed cost, or None when it depends on the arguments."""
+        return self.credits if isinstance(self.credits, int) else None
+
+    @property
+    def category(self) -> Category:
+        """The per-category rate-limit bucket (CATALOG.md §1.10)."""
+        if self.name in GENERATION_TOOLS:
+            return "generation"
+        if self.name == "upload_media":
+            return "upload"
+        if self.scope != scopes.READ:
+            return "posting"
+        return "read"
+
+    def annotations(self) -> dict[str, Any]:
+        """The MCP annotations, all four hints explicit."""
+        return {
+            "title": self.title,
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
+
+    def listing(self) -> dict[str, Any]:
+        """The entry of GET /v1/tools."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "module": self.module,
+            "scope": self.scope,
+            "credits": self.base_credits if self.base_credits is not None else "variable",
+            "annotations": self.annotations(),
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+        }
+
+
+class RegistryError(TypeError):
+    """A tool definition that cannot be served; raised at import time."""
+
+
+def _inline_schema(model: type[BaseModel], mode: Literal["validation", "serialization"]) -> dict[str, Any]:
+    schema = model.model_json_schema(mode=mode)
+    schema.pop("title", None)
+    return schema
+
+
+class Registry:
+    """Owns name -> ToolSpec, and the object lookups the `object` project mode uses."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+        self._object_lookups: dict[str, ObjectLookup] = {}
+
+    def add(self, spec: ToolSpec) -> None:
+        """Registers a spec; a second tool of the same name is a programming error."""
+        if spec.name in self._tools:
+            raise RegistryError(f"tool {spec.name!r} is registered twice")
+        self._tools[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec | None:
+        """The tool of that name, if any."""
+        return self._tools.get(name)
+
+    def all(self) -> list[ToolSpec]:
+        """Every tool, in registration order."""
+        return list(self._tools.values())
+
+    def add_object_lookup(self, argument: str, lookup: ObjectLookup) -> None:
+        """Says how to find the project of the object an argument (e.g. plan_id) names."""
+        if argument in self._object_lookups:
+            raise RegistryError(f"object lookup for {argument!r} is registered twice")
+        self._object_lookups[argument] = lookup
+
+    def object_lookup(self, argument: str) -> ObjectLookup:
+        """The lookup registered for an id argument."""
+        return self._object_lookups[argument]
+
+    def tool(
+        self,
+        *,
+        module: str,
+        scope: str,
+        credits: int | Callable[[Any], int] = 0,
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        open_world: bool = False,
+        project: ProjectMode = "none",
+        object_id: str | None = None,
+        response_format: ResponseFormat | None = "text",
+        text_shape: TextShape = "envelope",
+        waits: bool = False,
+        assets: Callable[[Any], int] | None = None,
+    ) -> Callable[[Callable[[ToolContext, InputT], Awaitable[OutputT]]], Callable[[ToolContext, InputT], Awaitable[OutputT]]]:
+        """Registers a handler `async def name(ctx, args: NameIn) -> NameOut` and returns it unchanged."""
+
+        def register(
+            handler: Callable[[ToolContext, InputT], Awaitable[OutputT]],
+        ) -> Callable[[ToolContext, InputT], Awaitable[OutputT]]:
+            name = handler.__name__
+            if module not in MODULES:
+                raise RegistryError(f"{name}: unknown module {module!r}")
+            if scope not in scopes.ALL_SCOPES:
+                raise RegistryError(f"{name}: unknown scope {scope!r}")
+            description = inspect.cleandoc(handler.__doc__ or "")
+            if not description:
+                raise RegistryError(f"{name}: a tool needs a docstring; it is what agents read")
+            if project.startswith("object") and object_id is None:
+                raise RegistryError(f"{name}: project mode {project!r} needs object_id")
+            hints = typing.get_type_hints(handler)
+            parameters = list(inspect.signature(handler).parameters)
+            if len(parameters) != 2 or not inspect.iscoroutinefunction(handler):
+                raise RegistryError(f"{name}: a handler is `async def {name}(ctx, args)`")
+            input_model = hints.get(parameters[1])
+            output_model = hints.get("return")
+            if not (isinstance(input_model, type) and issubclass(input_model, ToolInput)):
+                raise RegistryError(f"{name}: args must be annotated with a ToolInput model")
+            if not (isinstance(output_model, type) and issubclass(output_model, ToolOutput)):
+                raise RegistryError(f"{name}: the return annotation must be a ToolOutput model")
+            pascal = "".join(part.capitalize() for part in name.split("_"))
+            if input_model.__name__.lower() != f"{pascal}In".lower():
+                raise RegistryError(f"{name}: its input model is named {pascal}In")
+            if object_id is not None and object_id not in input_model.model_fields:
+                raise RegistryError(f"{name}: object_id {object_id!r} is not an argument")
+            has_format = "response_format" in input_model.model_fields
+            if has_format != (response_format is not None):
+                raise RegistryError(f"{name}: response_format argument and declaration disagree")
+            self.add(
+                ToolSpec(
+                    name=name,
+                    description=description,
+                    module=module,
+                    scope=scope,
+                    credits=credits,
+                    read_only=read_only,
+                    destructive=destructive,
+                    idempotent=idempotent,
+                    open_world=open_world,
+                    project=project,
+                    object_id=object_id,
+                    response_format=response_format,
+                    text_shape=text_shape,
+                    waits=waits,
+                    assets=assets,
+                    handler=handler,
+                    input_model=input_model,
+                    output_model=output_model,
+                    input_schema=_inline_schema(input_model, "validation"),
+                    output_schema=_inline_schema(output_model, "serialization"),
+                )
+            )
+            return handler
+
+        return register
+
+
+registry = Registry()
+tool = registry.tool
+object_lookup = registry.add_object_lookup
+
+UUID_PATTERN = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
