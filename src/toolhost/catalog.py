@@ -1,0 +1,32 @@
+"""The composition root's lists: every domain's tool and model modules, named explicitly (no scanning)."""
+
+from __future__ import annotations
+
+import importlib
+
+TOOL_MODULES: tuple[str, ...] = (
+    "toolhost.domains.account.tools",
+    "toolhost.domains.discovery.tools",
+    "toolhost.domains.planning.tools",
+    "toolhost.domains.approvals.tools",
+)
+
+MODEL_MODULES: tuple[str, ...] = (
+    "toolhost.platform.models",
+    "toolhost.domains.planning.models",
+    "toolhost.domains.approvals.models",
+)
+
+POLLERS: tuple[str, ...] = ()
+
+
+def load_tools() -> None:
+    """Imports every tool module, which registers its tools with the registry."""
+    for name in TOOL_MODULES:
+        importlib.import_module(name)
+
+
+def load_models() -> None:
+    """Imports every table definition, so the metadata is complete (migrations, autogenerate)."""
+    for name in MODEL_MODULES:
+        importlib.import_module(name)

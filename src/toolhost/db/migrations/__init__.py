@@ -1,0 +1,1 @@
+"""Alembic migrations; the same revisions run on SQLite and PostgreSQL."""

@@ -1,0 +1,1 @@
+"""The approvals domain (CATALOG.md)."""

@@ -1,0 +1,1 @@
+"""The discovery domain (CATALOG.md)."""

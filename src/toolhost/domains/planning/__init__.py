@@ -1,0 +1,1 @@
+"""The planning domain (CATALOG.md)."""
