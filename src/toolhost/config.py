@@ -97,6 +97,52 @@ class MediaSettings(BaseModel):
     root: Path = Field(default=Path("./media"), description="Local filesystem root of the media store.")
     url_ttl_seconds: int = Field(default=3600, description="Lifetime of a signed media URL.")
     retention_days: int = Field(default=90, description="Days unreferenced job outputs and uploads are kept.")
+    max_fetch_bytes: int = Field(default=100 * 1024 * 1024, description="Largest media fetched by URL.")
+    max_upload_bytes: int = Field(default=10 * 1024 * 1024, description="Largest decoded base64 upload.")
+
+
+class ConnectorSettings(BaseModel):
+    """Publishing connectors (CATALOG.md §1.12): which are offered, and where their APIs live."""
+
+    enabled: list[str] = Field(
+        default=["webhook", "mastodon", "bluesky", "youtube"],
+        description="Connectors offered on the connect page; youtube also needs a client id and secret.",
+    )
+    webhook_timeout: float = Field(default=10.0, description="Seconds one webhook delivery may take.")
+    webhook_attempts: int = Field(default=3, description="Deliveries tried within one publish attempt.")
+    webhook_backoff: float = Field(default=0.5, description="Seconds before the 2nd delivery; doubles after.")
+    bluesky_service: str = Field(default="https://bsky.social", description="Default Bluesky PDS (XRPC root).")
+    bluesky_web: str = Field(default="https://bsky.app", description="Web root used to build post URLs.")
+    youtube_client_id: str | None = Field(default=None, description="Operator's Google OAuth client id.")
+    youtube_client_secret: str | None = Field(default=None, description="Operator's Google OAuth client secret.")
+    youtube_auth_url: str = Field(
+        default="https://accounts.google.com/o/oauth2/v2/auth", description="Google OAuth authorize endpoint."
+    )
+    youtube_token_url: str = Field(default="https://oauth2.googleapis.com/token", description="Google token endpoint.")
+    youtube_api_url: str = Field(default="https://www.googleapis.com/youtube/v3", description="YouTube Data API root.")
+    youtube_upload_url: str = Field(
+        default="https://www.googleapis.com/upload/youtube/v3", description="YouTube upload API root."
+    )
+    youtube_analytics_url: str = Field(
+        default="https://youtubeanalytics.googleapis.com/v2", description="YouTube Analytics API root."
+    )
+
+
+class DistributionSettings(BaseModel):
+    """Scheduling and publishing (CATALOG.md §10)."""
+
+    attribution_text: str = Field(default="Created with toolhost", description="Appended when attribution=true.")
+    retry_delays: list[int] = Field(
+        default=[60, 300, 900], description="Seconds before each retry of a failed publication; then `failed`."
+    )
+    max_lease_losses: int = Field(
+        default=5, description="Claims lost to dead workers before a post fails with worker_lost."
+    )
+    claim_batch: int = Field(default=50, description="Due posts one worker claims per transaction.")
+    publish_concurrency: int = Field(default=16, description="Publications one worker runs at once.")
+    connect_link_seconds: int = Field(default=120, description="How long a connect link may wait to be opened.")
+    connect_page_seconds: int = Field(default=900, description="How long an opened connect page stays valid.")
+    connectors: ConnectorSettings = ConnectorSettings()
 
 
 class ProviderSettings(BaseModel):
@@ -137,6 +183,7 @@ class Settings(BaseSettings):
     jobs: JobSettings = JobSettings()
     media: MediaSettings = MediaSettings()
     providers: ProviderSettings = ProviderSettings()
+    distribution: DistributionSettings = DistributionSettings()
 
     @model_validator(mode="after")
     def refuse_placeholder_secrets(self) -> Settings:
