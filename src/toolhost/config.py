@@ -80,6 +80,9 @@ class FetchSettings(BaseModel):
     total_timeout: float = Field(default=30.0, description="Seconds for the whole request.")
     max_page_bytes: int = Field(default=10 * 1024 * 1024, description="Largest page body read.")
     max_redirects: int = Field(default=5, description="Redirects followed, each re-checked.")
+    ca_bundle: Path | None = Field(
+        default=None, description="Extra PEM CA bundle trusted for https (intranets with their own CA; tests)."
+    )
 
 
 class JobSettings(BaseModel):

@@ -1,0 +1,1 @@
+"""Adapters to the outside: URL fetching, providers, connectors, storage."""
