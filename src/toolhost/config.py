@@ -156,6 +156,22 @@ class ProviderSettings(BaseModel):
     openai_api_key: str | None = Field(default=None, description="Key for the chat endpoint.")
     openai_model: str | None = Field(default=None, description="Model name at the chat endpoint.")
     model_aliases: dict[str, str] = Field(default={}, description="Old model name -> configured model name.")
+    openai_timeout: float | None = Field(
+        default=None, description="Caps every chat call's timeout in seconds; unset = each tool's catalogued timeout."
+    )
+    openai_max_retries: int = Field(default=2, description="Retries of a chat call answered 429 or 5xx.")
+    openai_retry_backoff: float = Field(
+        default=1.0, description="Seconds before the first retry; doubles each time (a Retry-After header wins)."
+    )
+
+
+class QualitySettings(BaseModel):
+    """The quality score of CATALOG.md §9 and the trend cache of the ideation tools."""
+
+    brand_keyword: str | None = Field(
+        default=None, description="Brand keyword quality_check looks for when neither a project brand nor an argument gives one."
+    )
+    trends_cache_seconds: int = Field(default=3600, description="How long fetch_trends reuses a fetched result.")
 
 
 class Settings(BaseSettings):
@@ -187,6 +203,7 @@ class Settings(BaseSettings):
     media: MediaSettings = MediaSettings()
     providers: ProviderSettings = ProviderSettings()
     distribution: DistributionSettings = DistributionSettings()
+    quality: QualitySettings = QualitySettings()
 
     @model_validator(mode="after")
     def refuse_placeholder_secrets(self) -> Settings:
