@@ -40,6 +40,8 @@ InputT = TypeVar("InputT", bound=BaseModel)
 OutputT = TypeVar("OutputT", bound="ToolOutput")
 Handler = Callable[["ToolContext", Any], Awaitable["ToolOutput"]]
 ObjectLookup = Callable[["AsyncSession", str, Sequence[Any]], Awaitable[Any]]
+# (session, candidate project ids, platform or None) -> the ids among them with a usable connected account.
+ConnectedAccountsProbe = Callable[["AsyncSession", Sequence[Any], "str | None"], Awaitable[set[Any]]]
 
 
 class ToolInput(BaseModel):
@@ -63,6 +65,10 @@ class ToolOutput(BaseModel):
                 lines.append(f"{name}: {value}")
         return "\n".join(lines) or "Done."
 
+    def envelope_data(self, payload: dict[str, Any]) -> Any:
+        """What the `json` envelope carries as `data`: the payload, unless a tool unwraps it."""
+        return payload
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
@@ -83,6 +89,7 @@ class ToolSpec:
     text_shape: TextShape
     waits: bool
     assets: Callable[[Any], int] | None
+    units: Callable[[Any], int] | None
     handler: Handler
     input_model: type[BaseModel]
     output_model: type[ToolOutput]
@@ -150,6 +157,7 @@ class Registry:
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
         self._object_lookups: dict[str, ObjectLookup] = {}
+        self.connected_accounts_probe: ConnectedAccountsProbe | None = None
 
     def add(self, spec: ToolSpec) -> None:
         """Registers a spec; a second tool of the same name is a programming error."""
@@ -175,6 +183,10 @@ class Registry:
         """The lookup registered for an id argument."""
         return self._object_lookups[argument]
 
+    def set_connected_accounts_probe(self, probe: ConnectedAccountsProbe) -> None:
+        """Says which projects have usable connected accounts (the `accounts` mode; the distribution domain)."""
+        self.connected_accounts_probe = probe
+
     def tool(
         self,
         *,
@@ -191,8 +203,15 @@ class Registry:
         text_shape: TextShape = "envelope",
         waits: bool = False,
         assets: Callable[[Any], int] | None = None,
+        units: Callable[[Any], int] | None = None,
     ) -> Callable[[Callable[[ToolContext, InputT], Awaitable[OutputT]]], Callable[[ToolContext, InputT], Awaitable[OutputT]]]:
-        """Registers a handler `async def name(ctx, args: NameIn) -> NameOut` and returns it unchanged."""
+        """Registers a handler `async def name(ctx, args: NameIn) -> NameOut` and returns it unchanged.
+
+        `credits` is the cost: a number, or a function of the validated arguments; `units` counts the
+        billable units (slides, seconds, posts) an operator's `credits.costs` override multiplies;
+        `assets` counts the assets a call produces for the per-run budget; `waits` marks tools that
+        commit their enqueue and debit, then poll.
+        """
 
         def register(
             handler: Callable[[ToolContext, InputT], Awaitable[OutputT]],
@@ -242,6 +261,7 @@ class Registry:
                     text_shape=text_shape,
                     waits=waits,
                     assets=assets,
+                    units=units,
                     handler=handler,
                     input_model=input_model,
                     output_model=output_model,
@@ -257,5 +277,6 @@ class Registry:
 registry = Registry()
 tool = registry.tool
 object_lookup = registry.add_object_lookup
+connected_accounts_probe = registry.set_connected_accounts_probe
 
 UUID_PATTERN = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")

@@ -1,0 +1,66 @@
+"""The ASGI app factory: the composition root that mounts REST, MCP, OAuth and the docs over one platform."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from swagger_ui_bundle import swagger_ui_path
+
+from toolhost.catalog import load_tools
+from toolhost.config import Settings, load_settings
+from toolhost.platform.mcp import McpEndpoint
+from toolhost.platform.oauth import oauth_routes
+from toolhost.platform.registry import registry
+from toolhost.platform.rest import rest_routes
+from toolhost.platform.runtime import Platform, build_platform
+
+logger = logging.getLogger("toolhost")
+
+DOCS_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>toolhost API</title>
+<link rel="stylesheet" href="/docs/static/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/static/swagger-ui-bundle.js"></script>
+<script>SwaggerUIBundle({url: "/v1/openapi.json", dom_id: "#swagger-ui"});</script>
+</body></html>"""
+
+
+def create_app(settings: Settings | None = None, platform: Platform | None = None) -> Starlette:
+    """The whole service for one process."""
+    settings = settings or load_settings()
+    load_tools()
+    platform = platform or build_platform(settings, registry)
+    mcp_endpoint = McpEndpoint(platform)
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def docs(request: Request) -> Response:
+        return HTMLResponse(DOCS_PAGE)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp_endpoint.running():
+            yield
+        await platform.close()
+
+    app = Starlette(
+        routes=[
+            *rest_routes(platform),
+            *oauth_routes(platform),
+            Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/docs", docs, methods=["GET"]),
+            Mount("/docs/static", StaticFiles(directory=swagger_ui_path), name="docs-static"),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.platform = platform
+    return app

@@ -1,0 +1,82 @@
+"""Credit balance, per-run budget and usage of the calling account."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.config import Settings
+from toolhost.domains.account.schemas import (
+    GetBudgetStatusOut,
+    GetCreditBalanceOut,
+    GetMcpUsageOut,
+    ToolUsage,
+)
+from toolhost.platform import credits
+from toolhost.platform.accounts import get_account
+from toolhost.platform.context import Principal
+from toolhost.platform.execution import run_usage
+from toolhost.platform.models import UsageRecord
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+async def get_balance(session: AsyncSession, *, account_id: uuid.UUID, settings: Settings) -> GetCreditBalanceOut:
+    """The balance after this period's allocation, what was spent, and when the period ends."""
+    account = await get_account(session, account_id)
+    await credits.roll_period(
+        session, account_id=account.id, tier=account.tier, allocation=settings.credits.allocations[account.tier]
+    )
+    await session.refresh(account)
+    return GetCreditBalanceOut(
+        balance=account.credit_balance,
+        monthlyUsed=account.period_spent,
+        monthlyLimit=settings.credits.allocations[account.tier],
+        plan=account.tier,
+        periodEndsAt=_iso(credits.period_end(account.credit_period)),
+        trialEndsAt=_iso(account.trial_ends_at) if account.trial_ends_at else None,
+    )
+
+
+async def get_budget(session: AsyncSession, *, principal: Principal, settings: Settings) -> GetBudgetStatusOut:
+    """What the caller's current run has spent against the per-run budgets."""
+    used_credits, used_assets = await run_usage(session, principal)
+    max_credits = settings.credits.max_credits_per_run
+    max_assets = settings.credits.max_assets_per_run
+    max_credits = max_credits if max_credits and max_credits > 0 else None
+    max_assets = max_assets if max_assets and max_assets > 0 else None
+    return GetBudgetStatusOut(
+        creditsUsedThisRun=used_credits,
+        maxCreditsPerRun=max_credits,
+        remaining=max(max_credits - used_credits, 0) if max_credits is not None else None,
+        assetsGeneratedThisRun=used_assets,
+        maxAssetsPerRun=max_assets,
+        remainingAssets=max(max_assets - used_assets, 0) if max_assets is not None else None,
+    )
+
+
+async def get_usage(session: AsyncSession, *, account_id: uuid.UUID) -> GetMcpUsageOut:
+    """Calls and credits per tool in the current period, every transport counted."""
+    now = datetime.now(UTC)
+    period_start = datetime(now.year, now.month, 1, tzinfo=UTC)
+    rows = (
+        await session.execute(
+            select(UsageRecord.tool_name, func.count(), func.coalesce(func.sum(UsageRecord.credits), 0))
+            .where(UsageRecord.account_id == account_id, UsageRecord.created_at >= period_start)
+            .group_by(UsageRecord.tool_name)
+        )
+    ).all()
+    tools = sorted(
+        (ToolUsage(tool_name=name, call_count=count, credits_total=int(total)) for name, count, total in rows),
+        key=lambda usage: (-usage.call_count, usage.tool_name),
+    )
+    return GetMcpUsageOut(
+        tools=tools,
+        totalCalls=sum(usage.call_count for usage in tools),
+        totalCredits=sum(usage.credits_total for usage in tools),
+    )

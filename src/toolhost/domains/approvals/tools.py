@@ -1,0 +1,107 @@
+"""Plan-approval tools: put posts up for approval, decide them, list them."""
+
+from __future__ import annotations
+
+from toolhost.domains.approvals import service
+from toolhost.domains.approvals.models import ApprovalItem
+from toolhost.domains.approvals.schemas import (
+    ApprovalItemBrief,
+    ApprovalItemOut,
+    CreatePlanApprovalsIn,
+    CreatePlanApprovalsOut,
+    ListPlanApprovalsIn,
+    ListPlanApprovalsOut,
+    RespondPlanApprovalIn,
+    RespondPlanApprovalOut,
+)
+from toolhost.domains.planning import service as planning_service
+from toolhost.platform.context import ToolContext
+from toolhost.platform.registry import object_lookup, tool
+
+object_lookup("approval_id", service.project_of_approval)
+
+
+def _iso(item: ApprovalItem, name: str) -> str | None:
+    value = getattr(item, name)
+    return planning_service.iso(value) if value is not None else None
+
+
+def full_item(item: ApprovalItem) -> ApprovalItemOut:
+    """An item as the approval tools show it."""
+    return ApprovalItemOut(
+        id=str(item.id),
+        plan_id=str(item.plan_id),
+        post_id=item.post_id,
+        project_id=str(item.project_id),
+        status=item.status,
+        reason=item.reason,
+        decided_at=_iso(item, "decided_at"),
+        decided_by=item.decided_by,
+        auto_approved=item.auto_approved,
+        original_post=item.original_post,
+        edited_post=item.edited_post,
+        created_at=planning_service.iso(item.created_at),
+        updated_at=planning_service.iso(item.updated_at),
+    )
+
+
+@tool(module="approvals", scope="mcp:write", project="object", object_id="plan_id")
+async def create_plan_approvals(ctx: ToolContext, args: CreatePlanApprovalsIn) -> CreatePlanApprovalsOut:
+    """Creates a pending approval item for each given post of a stored content plan.
+
+    Idempotent per (plan, post): posts that already have an item get it back unchanged. The plan's
+    status is not changed (submit_content_plan_for_approval does that). Next: respond_plan_approval.
+    """
+    plan = await planning_service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
+    created, items = await service.create(
+        ctx.session, plan=plan, posts=[post.model_dump(exclude_none=True) for post in args.posts]
+    )
+    return CreatePlanApprovalsOut(
+        plan_id=str(plan.id),
+        created=created,
+        items=[
+            ApprovalItemBrief(
+                id=str(item.id), plan_id=str(item.plan_id), post_id=item.post_id, status=item.status,
+                created_at=planning_service.iso(item.created_at),
+            )
+            for item in items
+        ],
+    )
+
+
+@tool(module="approvals", scope="mcp:write", destructive=True, idempotent=True, project="object", object_id="approval_id")
+async def respond_plan_approval(ctx: ToolContext, args: RespondPlanApprovalIn) -> RespondPlanApprovalOut:
+    """Approves, rejects or edits one pending approval item (edited needs edited_post).
+
+    Each item takes one decision; repeating it identically returns the item, anything else is a
+    conflict. When every item of a plan in review is decided the plan moves to approved (or back to
+    draft if all were rejected). Next: schedule_content_plan.
+    """
+    item = await service.respond(
+        ctx.session,
+        approval_id=args.approval_id,
+        project_id=ctx.project_id,
+        decision=args.decision,
+        edited_post=args.edited_post,
+        reason=args.reason,
+        decided_by=ctx.principal.credential_name,
+    )
+    return RespondPlanApprovalOut(
+        id=str(item.id),
+        plan_id=str(item.plan_id),
+        post_id=item.post_id,
+        status=item.status,
+        reason=item.reason,
+        decided_at=_iso(item, "decided_at"),
+        decided_by=item.decided_by,
+        original_post=item.original_post,
+        edited_post=item.edited_post,
+    )
+
+
+@tool(module="approvals", scope="mcp:read", read_only=True, idempotent=True, project="object", object_id="plan_id")
+async def list_plan_approvals(ctx: ToolContext, args: ListPlanApprovalsIn) -> ListPlanApprovalsOut:
+    """Lists the approval items of a content plan, oldest first, optionally only one status."""
+    plan = await planning_service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
+    items = await service.list_items(ctx.session, plan_id=plan.id, status=args.status)
+    return ListPlanApprovalsOut(plan_id=str(plan.id), total=len(items), items=[full_item(item) for item in items])

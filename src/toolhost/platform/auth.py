@@ -1,0 +1,171 @@
+"""Turns a presented credential (API key or OAuth access token) into a Principal, and issues tokens."""
+
+from __future__ import annotations
+
+import hmac
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import jwt
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from toolhost.config import Settings
+from toolhost.platform import scopes
+from toolhost.platform.accounts import KEY_PREFIX, hash_secret
+from toolhost.platform.context import Principal
+from toolhost.platform.models import Account, ApiKey, OAuthClient
+from toolhost.platform.results import Unauthenticated
+
+TOKEN_LIFETIME = timedelta(hours=1)
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+JWT_ALGORITHM = "HS256"
+
+
+def presented_credential(authorization: str | None, api_key_header: str | None) -> str | None:
+    """The credential of `Authorization: Bearer <x>` or `X-API-Key: <x>`, if any."""
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
+    if api_key_header and api_key_header.strip():
+        return api_key_header.strip()
+    return None
+
+
+def token_audience(settings: Settings) -> str:
+    """The audience every access token is minted for: this server's root."""
+    return settings.api_root
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedToken:
+    """An access token and what it grants."""
+
+    access_token: str
+    expires_in: int
+    scope: str
+
+
+class Authenticator:
+    """Resolves credentials against the database; one per app."""
+
+    def __init__(self, *, settings: Settings, session_factory: async_sessionmaker[AsyncSession]) -> None:
+        self._settings = settings
+        self._session_factory = session_factory
+
+    async def authenticate(self, credential: str | None, *, run_id: str | None = None, client_ip: str | None = None) -> Principal:
+        """The caller behind a credential, or `unauthenticated` (never saying which check failed)."""
+        if credential is None:
+            raise Unauthenticated("missing credential: send Authorization: Bearer <key or token>")
+        if credential.startswith(KEY_PREFIX):
+            principal = await self._from_key(credential)
+        else:
+            principal = await self._from_token(credential)
+        return Principal(
+            account_id=principal.account_id,
+            tier=principal.tier,
+            credential_id=principal.credential_id,
+            credential_name=principal.credential_name,
+            scopes=principal.scopes,
+            project_id=principal.project_id,
+            run_id=run_id,
+            client_ip=client_ip,
+        )
+
+    async def _from_key(self, plaintext: str) -> Principal:
+        digest = hash_secret(plaintext)
+        now = datetime.now(UTC)
+        async with self._session_factory() as session:
+            row = (
+                await session.execute(
+                    select(ApiKey, Account.tier).join(Account, Account.id == ApiKey.account_id).where(ApiKey.secret_hash == digest)
+                )
+            ).first()
+            if row is None:
+                raise Unauthenticated("invalid API key")
+            key, tier = row
+            if not hmac.compare_digest(key.secret_hash, digest):
+                raise Unauthenticated("invalid API key")
+            if key.revoked_at is not None:
+                raise Unauthenticated("this API key was revoked")
+            if key.expires_at is not None and key.expires_at <= now:
+                raise Unauthenticated("this API key has expired")
+            if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+                # Recorded at minute resolution so that a busy key does not turn every read into a write.
+                await session.execute(update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now))
+                await session.commit()
+        return Principal(
+            account_id=key.account_id,
+            tier=tier,
+            credential_id=key.id,
+            credential_name=key.name,
+            scopes=scopes.effective(key.scopes, tier),
+            project_id=key.project_id,
+        )
+
+    async def _from_token(self, token: str) -> Principal:
+        try:
+            claims = jwt.decode(
+                token,
+                self._settings.secret_key,
+                algorithms=[JWT_ALGORITHM],
+                audience=token_audience(self._settings),
+                issuer=self._settings.api_root,
+                options={"require": ["exp", "iat", "sub", "aud", "iss", "scope"]},
+            )
+        except jwt.PyJWTError as error:
+            raise Unauthenticated("invalid or expired access token") from error
+        async with self._session_factory() as session:
+            row = (
+                await session.execute(
+                    select(OAuthClient, Account.tier)
+                    .join(Account, Account.id == OAuthClient.account_id)
+                    .where(OAuthClient.client_id == claims["sub"])
+                )
+            ).first()
+        if row is None or row[0].revoked_at is not None:
+            raise Unauthenticated("invalid or expired access token")
+        client, tier = row
+        return Principal(
+            account_id=client.account_id,
+            tier=tier,
+            credential_id=client.id,
+            credential_name=client.name,
+            # A client narrowed after the token was minted narrows the token at once.
+            scopes=scopes.effective(str(claims["scope"]).split(), tier) & scopes.expand(client.scopes),
+            project_id=client.project_id,
+        )
+
+    async def issue_token(self, *, client_id: str, client_secret: str, requested_scope: str | None) -> IssuedToken:
+        """Client credentials grant: a signed JWT for a subset of the client's scopes (ValueError names the OAuth error)."""
+        async with self._session_factory() as session:
+            client = await session.scalar(select(OAuthClient).where(OAuthClient.client_id == client_id))
+        if (
+            client is None
+            or client.revoked_at is not None
+            or not hmac.compare_digest(client.secret_hash, hash_secret(client_secret))
+        ):
+            raise PermissionError("invalid_client")
+        if requested_scope:
+            try:
+                requested = scopes.parse(requested_scope)
+            except scopes.UnknownScope as error:
+                raise ValueError("invalid_scope") from error
+            if not scopes.expand(requested) <= scopes.expand(client.scopes):
+                raise ValueError("invalid_scope")
+        else:
+            requested = list(client.scopes)
+        now = datetime.now(UTC)
+        claims = {
+            "iss": self._settings.api_root,
+            "aud": token_audience(self._settings),
+            "sub": client.client_id,
+            "iat": now,
+            "exp": now + TOKEN_LIFETIME,
+            "jti": uuid.uuid4().hex,
+            "scope": " ".join(requested),
+        }
+        token = jwt.encode(claims, self._settings.secret_key, algorithm=JWT_ALGORITHM)
+        return IssuedToken(access_token=token, expires_in=int(TOKEN_LIFETIME.total_seconds()), scope=" ".join(requested))

@@ -1,0 +1,97 @@
+"""The layered rate limits of CATALOG.md §1.10 on the `limits` library (memory:// or Redis)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+
+from toolhost.config import RateLimitSettings
+from toolhost.platform.registry import POLLING_TOOLS, ToolSpec
+from toolhost.platform.results import RateLimited
+
+# The hourly layer counts polling calls as 0.2: every call costs 5 units of a budget 5x the limit, polls 1.
+HOURLY_UNITS_PER_CALL = 5
+HOURLY_UNITS_PER_POLL = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One limit and the key it counts under."""
+
+    name: str
+    item: RateLimitItem
+    key: tuple[str, ...]
+    cost: int = 1
+
+
+def storage_for(redis_url: str | None) -> Storage:
+    """Redis when scaled out (shared across processes), process memory otherwise."""
+    if redis_url:
+        return RedisStorage("async+" + redis_url, key_prefix="toolhost-ratelimit")
+    return MemoryStorage()
+
+
+class RateLimiter:
+    """Checks the layers for a call and raises `rate_limited` with the wait of the exhausted one."""
+
+    def __init__(self, settings: RateLimitSettings, storage: Storage) -> None:
+        self._settings = settings
+        self._storage = storage
+        self._limiter = MovingWindowRateLimiter(storage)
+
+    @property
+    def enabled(self) -> bool:
+        """False turns every layer off (benchmarks)."""
+        return self._settings.enabled
+
+    async def check_anonymous(self, client_ip: str) -> None:
+        """Layer 1: requests without a valid credential, per client IP."""
+        if not self.enabled:
+            return
+        await self._hit(Layer("ip", RateLimitItemPerMinute(self._settings.anonymous_per_minute), ("ip", client_ip)))
+
+    async def check_call(self, spec: ToolSpec, *, account_id: str, tier: str) -> None:
+        """Layers 2 to 5 for one tool call of an account."""
+        if not self.enabled:
+            return
+        settings = self._settings
+        per_account = settings.trial_per_minute if tier == "trial" else settings.account_per_minute
+        layers = [
+            Layer("account", RateLimitItemPerMinute(per_account), ("account", account_id)),
+            Layer(
+                f"category:{spec.category}",
+                RateLimitItemPerMinute(settings.category_per_minute[spec.category]),
+                ("category", spec.category, account_id),
+            ),
+        ]
+        if spec.name in settings.tool_per_minute:
+            layers.append(
+                Layer(f"tool:{spec.name}", RateLimitItemPerMinute(settings.tool_per_minute[spec.name]), ("tool", spec.name, account_id))
+            )
+        layers.append(
+            Layer(
+                "hour",
+                RateLimitItemPerHour(settings.account_per_hour * HOURLY_UNITS_PER_CALL),
+                ("hour", account_id),
+                HOURLY_UNITS_PER_POLL if spec.name in POLLING_TOOLS else HOURLY_UNITS_PER_CALL,
+            )
+        )
+        for layer in layers:
+            await self._hit(layer)
+
+    async def _hit(self, layer: Layer) -> None:
+        if await self._limiter.hit(layer.item, *layer.key, cost=layer.cost):
+            return
+        stats = await self._limiter.get_window_stats(layer.item, *layer.key)
+        retry_after = max(1, math.ceil(stats.reset_time - time.time()))
+        raise RateLimited(
+            f"rate limit exceeded ({layer.name}: {layer.item.amount} per {layer.item.GRANULARITY.name}); "
+            f"retry in {retry_after} s",
+            recover_with=f"wait {retry_after} seconds before calling again",
+            retry_after=retry_after,
+        )
