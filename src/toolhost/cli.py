@@ -1,0 +1,327 @@
+"""The toolhost command line: serve, migrate, admin of accounts, projects, keys and credits, and tool calls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.catalog import load_tools
+from toolhost.config import Settings, load_settings
+from toolhost.db.migrate import upgrade
+from toolhost.platform import accounts, credits, scopes
+from toolhost.platform.registry import registry
+from toolhost.platform.results import ToolError
+from toolhost.platform.runtime import Platform, build_platform
+
+app = typer.Typer(help="toolhost: hosted tools for AI content work.", no_args_is_help=True)
+accounts_app = typer.Typer(help="Accounts.", no_args_is_help=True)
+projects_app = typer.Typer(help="Projects of an account.", no_args_is_help=True)
+keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
+clients_app = typer.Typer(help="OAuth client-credentials clients.", no_args_is_help=True)
+credits_app = typer.Typer(help="Credits.", no_args_is_help=True)
+tools_app = typer.Typer(help="The tool registry.", no_args_is_help=True)
+app.add_typer(accounts_app, name="accounts")
+app.add_typer(projects_app, name="projects")
+app.add_typer(keys_app, name="keys")
+app.add_typer(clients_app, name="clients")
+app.add_typer(credits_app, name="credits")
+app.add_typer(tools_app, name="tools")
+
+console = Console()
+errors = Console(stderr=True)
+Result = TypeVar("Result")
+DURATION = re.compile(r"^(\d+)([mhdw])$")
+DURATION_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _platform() -> Platform:
+    load_tools()
+    return build_platform(load_settings(), registry)
+
+
+def _run_in_session(work: Callable[[AsyncSession, Settings], Awaitable[Result]]) -> Result:
+    """Runs `work` in one committed transaction, printing a ToolError as a clean message."""
+
+    async def main() -> Result:
+        platform = _platform()
+        try:
+            async with platform.session_factory() as session, session.begin():
+                return await work(session, platform.settings)
+        finally:
+            await platform.close()
+
+    try:
+        return asyncio.run(main())
+    except ToolError as error:
+        errors.print(f"[red]error:[/red] {error.message}")
+        raise typer.Exit(1) from None
+
+
+def _uuid(value: str, what: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        errors.print(f"[red]error:[/red] {what} must be a UUID, got {value!r}")
+        raise typer.Exit(2) from None
+
+
+def _duration(text: str) -> timedelta:
+    match = DURATION.match(text.strip())
+    if match is None:
+        errors.print(f"[red]error:[/red] durations look like 30d, 12h, 90m or 2w, got {text!r}")
+        raise typer.Exit(2)
+    return timedelta(**{DURATION_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _scopes(text: str) -> list[str]:
+    try:
+        return scopes.parse(text)
+    except scopes.UnknownScope as error:
+        errors.print(f"[red]error:[/red] unknown scope {error}; one of {', '.join(scopes.ALL_SCOPES)}")
+        raise typer.Exit(2) from None
+
+
+async def _migrate_and_bootstrap(settings: Settings) -> accounts.IssuedKey | None:
+    platform = build_platform(settings, registry)
+    try:
+        await upgrade(platform.engine)
+        async with platform.session_factory() as session, session.begin():
+            return await accounts.bootstrap(session, settings=settings)
+    finally:
+        await platform.close()
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address to listen on.")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
+) -> None:
+    """Migrates the database, bootstraps an account on first start, and serves the API."""
+    import uvicorn
+
+    settings = load_settings()
+    load_tools()
+    issued = asyncio.run(_migrate_and_bootstrap(settings))
+    if issued is not None:
+        console.print(f"Bootstrapped a {settings.bootstrap.tier} account with a default project.")
+        console.print(f"API key (shown once, keep it): [bold]{issued.plaintext}[/bold]")
+    else:
+        console.print("Mint a key with: toolhost keys create --account <id> --name <name> --scopes mcp:full")
+    console.print(f"Serving on http://{host or settings.host}:{port or settings.port} (docs at /docs)")
+    uvicorn.run(
+        "toolhost.app:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level=settings.log_level.lower(),
+    )
+
+
+@app.command()
+def migrate() -> None:
+    """Upgrades the database schema to the latest migration."""
+
+    async def main() -> None:
+        platform = _platform()
+        try:
+            await upgrade(platform.engine)
+        finally:
+            await platform.close()
+
+    asyncio.run(main())
+    console.print("Database is at the latest migration.")
+
+
+@accounts_app.command("create")
+def accounts_create(
+    tier: Annotated[str, typer.Option(help="trial, pro, team or agency.")] = "pro",
+    name: Annotated[str, typer.Option(help="A name for the account.")] = "account",
+) -> None:
+    """Creates an account with its tier's credit allocation."""
+    account = _run_in_session(lambda session, settings: accounts.create_account(session, name=name, tier=tier, settings=settings))
+    console.print(f"Account {account.id} ({account.tier}, {account.credit_balance} credits)")
+
+
+@accounts_app.command("list")
+def accounts_list() -> None:
+    """Lists every account."""
+    rows = _run_in_session(lambda session, settings: accounts.list_accounts(session))
+    table = Table("id", "name", "tier", "balance")
+    for account in rows:
+        table.add_row(str(account.id), account.name, account.tier, str(account.credit_balance))
+    console.print(table)
+
+
+@projects_app.command("create")
+def projects_create(
+    account: Annotated[str, typer.Option(help="Account id.")],
+    name: Annotated[str, typer.Option(help="Project name.")],
+) -> None:
+    """Creates a project in an account."""
+    account_id = _uuid(account, "--account")
+    project = _run_in_session(lambda session, settings: accounts.create_project(session, account_id=account_id, name=name))
+    console.print(f"Project {project.id} ({project.name})")
+
+
+@projects_app.command("list")
+def projects_list(account: Annotated[str, typer.Option(help="Account id.")]) -> None:
+    """Lists an account's projects."""
+    account_id = _uuid(account, "--account")
+    rows = _run_in_session(lambda session, settings: accounts.list_projects(session, account_id=account_id))
+    table = Table("id", "name")
+    for project in rows:
+        table.add_row(str(project.id), project.name)
+    console.print(table)
+
+
+@keys_app.command("create")
+def keys_create(
+    account: Annotated[str, typer.Option(help="Account id.")],
+    name: Annotated[str, typer.Option(help="Name shown as an approval's decided_by.")],
+    scopes_text: Annotated[str, typer.Option("--scopes", help="Comma-separated, e.g. mcp:read,mcp:write.")] = "mcp:read",
+    project: Annotated[str | None, typer.Option(help="Bind the key to one project.")] = None,
+    expires_in: Annotated[str | None, typer.Option(help="Lifetime such as 30d, 12h.")] = None,
+) -> None:
+    """Creates an API key and prints it once."""
+    account_id = _uuid(account, "--account")
+    project_id = _uuid(project, "--project") if project else None
+    lifetime = _duration(expires_in) if expires_in else None
+    granted = _scopes(scopes_text)
+    issued = _run_in_session(
+        lambda session, settings: accounts.create_key(
+            session, account_id=account_id, name=name, granted_scopes=granted, settings=settings,
+            project_id=project_id, expires_in=lifetime,
+        )
+    )
+    console.print(f"Key {issued.key.id} ({', '.join(granted)})")
+    console.print(f"API key (shown once, keep it): [bold]{issued.plaintext}[/bold]")
+
+
+@keys_app.command("list")
+def keys_list(account: Annotated[str | None, typer.Option(help="Only this account's keys.")] = None) -> None:
+    """Lists keys (never their secrets)."""
+    account_id = _uuid(account, "--account") if account else None
+    rows = _run_in_session(lambda session, settings: accounts.list_keys(session, account_id=account_id))
+    table = Table("id", "name", "prefix", "scopes", "project", "expires", "revoked", "last used")
+    for key in rows:
+        table.add_row(
+            str(key.id), key.name, key.prefix + "…", ",".join(key.scopes), str(key.project_id or "-"),
+            str(key.expires_at or "-"), str(key.revoked_at or "-"), str(key.last_used_at or "-"),
+        )
+    console.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: Annotated[str, typer.Argument(help="Key id (from keys list).")]) -> None:
+    """Revokes a key at once."""
+    parsed = _uuid(key_id, "key id")
+    key = _run_in_session(lambda session, settings: accounts.revoke_key(session, key_id=parsed))
+    console.print(f"Key {key.id} revoked.")
+
+
+@clients_app.command("create")
+def clients_create(
+    account: Annotated[str, typer.Option(help="Account id.")],
+    name: Annotated[str, typer.Option(help="Client name.")],
+    scopes_text: Annotated[str, typer.Option("--scopes", help="Comma-separated scopes.")] = "mcp:read",
+    project: Annotated[str | None, typer.Option(help="Bind the client to one project.")] = None,
+) -> None:
+    """Creates a client-credentials OAuth client and prints its secret once."""
+    account_id = _uuid(account, "--account")
+    project_id = _uuid(project, "--project") if project else None
+    granted = _scopes(scopes_text)
+    issued = _run_in_session(
+        lambda session, settings: accounts.create_client(
+            session, account_id=account_id, name=name, granted_scopes=granted, project_id=project_id
+        )
+    )
+    console.print(f"client_id: {issued.client.client_id}")
+    console.print(f"client_secret (shown once): [bold]{issued.client_secret}[/bold]")
+
+
+@clients_app.command("revoke")
+def clients_revoke(client_id: Annotated[str, typer.Argument(help="The client_id.")]) -> None:
+    """Revokes a client; its tokens stop working at once."""
+    client = _run_in_session(lambda session, settings: accounts.revoke_client(session, client_id=client_id))
+    console.print(f"Client {client.client_id} revoked.")
+
+
+@credits_app.command("grant")
+def credits_grant(
+    account: Annotated[str, typer.Option(help="Account id.")],
+    amount: Annotated[int, typer.Option(help="Credits to add.", min=1)],
+) -> None:
+    """Grants credits to an account."""
+    account_id = _uuid(account, "--account")
+    balance = _run_in_session(lambda session, settings: credits.grant(session, account_id=account_id, amount=amount))
+    console.print(f"Granted {amount} credits; balance {balance}.")
+
+
+@tools_app.command("list")
+def tools_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Prints the registry: name, module, scope, credits."""
+    load_tools()
+    specs = registry.all()
+    if as_json:
+        rows = [
+            {"name": spec.name, "module": spec.module, "scope": spec.scope,
+             "credits": spec.base_credits if spec.base_credits is not None else "variable"}
+            for spec in specs
+        ]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table("name", "module", "scope", "credits")
+    for spec in specs:
+        table.add_row(spec.name, spec.module, spec.scope, str(spec.base_credits if spec.base_credits is not None else "variable"))
+    console.print(table)
+
+
+@app.command()
+def call(
+    tool_name: Annotated[str, typer.Argument(help="The tool to run.")],
+    arguments: Annotated[str, typer.Option("--json", help="The arguments as a JSON object.")] = "{}",
+    key: Annotated[str | None, typer.Option(help="API key; default: $TOOLHOST_API_KEY.")] = None,
+) -> None:
+    """Runs a tool in-process through execute() and prints its result; exits 1 on an error result."""
+    credential = key or os.environ.get("TOOLHOST_API_KEY")
+    try:
+        parsed: Any = json.loads(arguments)
+    except json.JSONDecodeError as error:
+        errors.print(f"[red]error:[/red] --json is not valid JSON: {error}")
+        raise typer.Exit(2) from None
+
+    async def main() -> dict[str, Any]:
+        platform = _platform()
+        try:
+            # One CLI process is one run for the per-run budgets.
+            principal = await platform.authenticator.authenticate(credential, run_id=f"cli-{uuid.uuid4().hex}")
+            execution = await platform.execute(tool_name, parsed, principal, transport="cli")
+            return execution.result
+        finally:
+            await platform.close()
+
+    try:
+        result = asyncio.run(main())
+    except ToolError as error:
+        errors.print(f"[red]error:[/red] {error.message}")
+        raise typer.Exit(1) from None
+    sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    if result["isError"]:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Entry point of the `toolhost` command."""
+    app()

@@ -1,0 +1,251 @@
+"""Fixtures: a migrated database per test, the real app over HTTP, and tenants with keys."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
+from starlette.applications import Starlette
+
+from toolhost.app import create_app
+from toolhost.catalog import load_tools
+from toolhost.config import Settings, load_settings
+from toolhost.db.migrate import upgrade
+from toolhost.db.session import create_engine
+from toolhost.platform import accounts
+from toolhost.platform.registry import registry
+from toolhost.platform.runtime import Platform, build_platform
+
+POSTGRES_ADMIN_URL = os.environ.get("TOOLHOST_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("TOOLHOST_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+TEST_SECRET = "test-secret-not-for-production-0123456789"
+
+load_tools()
+
+
+def test_settings(**overrides: Any) -> Settings:
+    """Settings for a test: rate limits off unless a test turns them on."""
+    values: dict[str, Any] = {
+        "environment": "test",
+        "secret_key": TEST_SECRET,
+        "public_url": "http://testserver",
+        "ratelimit": {"enabled": False},
+    }
+    values.update(overrides)
+    return load_settings(**values)
+
+
+@pytest.fixture(scope="session")
+def template_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An SQLite file migrated to head once; each test gets a copy."""
+    path = tmp_path_factory.mktemp("template") / "template.db"
+
+    async def migrate() -> None:
+        engine = create_engine(f"sqlite+aiosqlite:///{path}")
+        await upgrade(engine)
+        await engine.dispose()
+
+    asyncio.run(migrate())
+    return path
+
+
+@pytest.fixture
+def database_url(template_database: Path, tmp_path: Path) -> str:
+    """A fresh migrated SQLite database for this test."""
+    target = tmp_path / "toolhost.db"
+    shutil.copyfile(template_database, target)
+    return f"sqlite+aiosqlite:///{target}"
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    """Settings on the test's own database and media folder."""
+    return test_settings(database_url=database_url, media={"root": str(tmp_path / "media")})
+
+
+@pytest.fixture
+async def platform(settings: Settings) -> AsyncIterator[Platform]:
+    """The platform the app runs on, for direct service access in tests."""
+    built = build_platform(settings, registry)
+    yield built
+    await built.close()
+
+
+@pytest.fixture
+async def app(settings: Settings, platform: Platform) -> AsyncIterator[Starlette]:
+    """The real ASGI app with its lifespan running."""
+    application = create_app(settings, platform)
+    started, stopping = asyncio.Event(), asyncio.Event()
+
+    async def serve() -> None:
+        # The lifespan's task group must be entered and exited by one task; fixtures tear down in another.
+        async with application.router.lifespan_context(application):
+            started.set()
+            await stopping.wait()
+
+    task = asyncio.create_task(serve())
+    waiter = asyncio.create_task(started.wait())
+    await asyncio.wait({task, waiter}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        task.result()
+    yield application
+    stopping.set()
+    await task
+
+
+@pytest.fixture
+async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    """HTTP against the app in-process."""
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as http:
+        yield http
+
+
+@pytest.fixture
+async def session(platform: Platform) -> AsyncIterator[AsyncSession]:
+    """A session on the test database (commit what a test sets up)."""
+    async with platform.session_factory() as opened:
+        yield opened
+
+
+@dataclass
+class Tenant:
+    """An account with projects and a key, calling tools over HTTP."""
+
+    client: httpx.AsyncClient
+    key: str
+    key_id: uuid.UUID
+    account_id: uuid.UUID
+    project_ids: list[uuid.UUID]
+
+    @property
+    def project_id(self) -> uuid.UUID:
+        return self.project_ids[0]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+    async def call(self, tool_name: str, arguments: Any = None, **request: Any) -> httpx.Response:
+        """POST /v1/tools/<tool_name> with this tenant's key."""
+        headers = {**self.headers, **request.pop("headers", {})}
+        return await self.client.post(
+            f"/v1/tools/{tool_name}", json={} if arguments is None else arguments, headers=headers, **request
+        )
+
+    async def data(self, tool_name: str, arguments: Any = None) -> dict[str, Any]:
+        """The structuredContent of a call that must succeed."""
+        response = await self.call(tool_name, arguments)
+        body = response.json()
+        assert response.status_code == 200 and not body["isError"], body
+        return body["structuredContent"]  # type: ignore[no-any-return]
+
+
+TenantFactory = Callable[..., Awaitable[Tenant]]
+
+
+@pytest.fixture
+def make_tenant(platform: Platform, client: httpx.AsyncClient, settings: Settings) -> TenantFactory:
+    """Builds tenants: `await make_tenant(tier="pro", scopes=["mcp:read"], projects=2)`."""
+
+    async def build(
+        tier: str = "agency",
+        scopes: list[str] | None = None,
+        projects: int = 1,
+        bind_project: bool = False,
+        name: str = "test-key",
+    ) -> Tenant:
+        async with platform.session_factory() as opened, opened.begin():
+            account = await accounts.create_account(opened, name=f"account-{uuid.uuid4().hex[:6]}", tier=tier, settings=settings)
+            created = [
+                await accounts.create_project(opened, account_id=account.id, name=f"project-{index + 1}")
+                for index in range(projects)
+            ]
+            issued = await accounts.create_key(
+                opened,
+                account_id=account.id,
+                name=name,
+                granted_scopes=scopes or (["mcp:full"] if tier in {"team", "agency"} else ["mcp:read", "mcp:write"]),
+                settings=settings,
+                project_id=created[0].id if bind_project else None,
+            )
+        return Tenant(
+            client=client,
+            key=issued.plaintext,
+            key_id=issued.key.id,
+            account_id=account.id,
+            project_ids=[project.id for project in created],
+        )
+
+    return build
+
+
+@pytest.fixture
+async def tenant(make_tenant: TenantFactory) -> Tenant:
+    """An agency account with one project and an mcp:full key."""
+    return await make_tenant()
+
+
+def _service_unreachable(kind: str, error: Exception) -> None:
+    message = f"{kind} is unreachable ({type(error).__name__}: {error})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{message}; under CI=true the {kind} tests must run")
+    pytest.skip(message)
+
+
+@pytest.fixture
+async def postgres_url() -> AsyncIterator[str]:
+    """A fresh PostgreSQL database migrated to head, dropped after the test."""
+    name = f"toolhost_test_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as connection:
+            await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    except Exception as error:  # noqa: BLE001 - any failure to reach the server skips
+        await admin.dispose()
+        _service_unreachable("PostgreSQL", error)
+    url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    engine = create_engine(url)
+    await upgrade(engine)
+    await engine.dispose()
+    try:
+        yield url
+    finally:
+        async with admin.connect() as connection:
+            await connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.dispose()
+
+
+@pytest.fixture
+async def redis_url() -> AsyncIterator[str]:
+    """The Redis server, flushed of toolhost's rate-limit keys."""
+    import redis.asyncio as redis_client
+
+    connection = redis_client.from_url(REDIS_URL)
+    try:
+        await connection.ping()
+    except Exception as error:  # noqa: BLE001 - any failure to reach the server skips
+        await connection.aclose()
+        _service_unreachable("Redis", error)
+    async for key in connection.scan_iter("toolhost-ratelimit*"):
+        await connection.delete(key)
+    await connection.aclose()
+    yield REDIS_URL
+
+
+@pytest.fixture
+def clean_environment() -> Iterator[None]:
+    """Restores TOOLHOST_* variables a test changed."""
+    saved = {key: value for key, value in os.environ.items() if key.startswith("TOOLHOST_")}
+    yield
+    for key in [key for key in os.environ if key.startswith("TOOLHOST_")]:
+        del os.environ[key]
+    os.environ.update(saved)
