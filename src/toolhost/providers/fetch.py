@@ -189,6 +189,36 @@ class Fetcher:
             seconds,
         )
 
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes = b"",
+        headers: dict[str, str] | None = None,
+        https_only: bool = True,
+        timeout: float | None = None,
+    ) -> FetchedResponse:
+        """Any method, one checked and pinned hop, no redirects (connector APIs: PUT uploads, DELETE).
+
+        Added for the connectors (distribution domain): unlike `get`, a redirect is returned as is, so a
+        bearer token is never forwarded to a second host.
+        """
+        seconds = timeout if timeout is not None else self.settings.total_timeout
+        target = await self.check_target(url, https_only=https_only)
+        return await self._with_deadline(
+            self._send(
+                method.upper(),
+                target,
+                headers=headers or {},
+                content=content if content or method.upper() in ("POST", "PUT", "PATCH") else None,
+                limit=self.settings.max_page_bytes,
+                timeout=seconds,
+            ),
+            url,
+            seconds,
+        )
+
     async def check_url(self, url: str, *, https_only: bool = False) -> None:
         """Raises ValidationFailed when the URL may not be fetched; resolves the name to check it."""
         await self.check_target(url, https_only=https_only)
