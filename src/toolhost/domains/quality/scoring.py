@@ -1,0 +1,520 @@
+"""The quality score of CATALOG.md §9: seven categories, 0-5 each, computed locally and deterministically.
+
+Every category starts from a neutral score and moves by named signals; the `detail` sentence lists the
+signals that moved it, so a caller can see why. The scorer is pure: brand data and recent posts are
+passed in by the service.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolhost.domains.quality import lexicon
+from toolhost.providers.text.platforms import PlatformRules, rules_for
+from toolhost.providers.text.terms import distinct_terms, find_terms
+
+MAX_SCORE = 5
+MAX_TOTAL = 35
+DEFAULT_THRESHOLD = 26
+CATEGORY_NAMES = (
+    "Hook Strength",
+    "Message Clarity",
+    "Platform Fit",
+    "Brand Alignment",
+    "Novelty",
+    "CTA Strength",
+    "Safety/Claims",
+)
+HASHTAG = re.compile(r"(?:(?<=\s)|^)#(\w+)", re.UNICODE)
+URL = re.compile(r"https?://\S+", re.I)
+EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2b50\u2728]")
+WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d.,%]*")
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+NUMBER_WORDS = frozenset(
+    [
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "twelve",
+        "twenty",
+        "hundred",
+        "thousand",
+        "half",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BrandSignals:
+    """What the score knows of the brand: consistency when a profile exists, else keyword and terms."""
+
+    consistency: int | None = None
+    consistency_issues: tuple[str, ...] = ()
+    keyword: str | None = None
+    avoid_patterns: tuple[str, ...] = ()
+    banned_terms: tuple[str, ...] = ()
+    supported_claims: tuple[str, ...] = ()
+
+    @property
+    def blocked_terms(self) -> tuple[str, ...]:
+        """Non-empty avoid patterns and banned terms (CATALOG.md §9)."""
+        return tuple(
+            dict.fromkeys(term.strip() for term in self.avoid_patterns + self.banned_terms if term.strip())
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PostInput:
+    """The post being scored; `plan_post` marks a plan post, whose media is checked."""
+
+    caption: str
+    platforms: tuple[str, ...]
+    title: str | None = None
+    media_url: str | None = None
+    plan_post: bool = False
+
+
+@dataclass(slots=True)
+class Category:
+    """One category's score and the reasons behind it."""
+
+    name: str
+    score: float
+    reasons: list[str] = field(default_factory=list)
+
+    def move(self, amount: float, reason: str) -> None:
+        self.score += amount
+        self.reasons.append(reason)
+
+    def result(self, default: str) -> dict[str, Any]:
+        score = int(max(0, min(MAX_SCORE, math.floor(self.score + 0.5))))
+        detail = "; ".join(self.reasons) if self.reasons else default
+        return {"name": self.name, "score": score, "maxScore": MAX_SCORE, "detail": _sentence(detail)}
+
+
+@dataclass(frozen=True, slots=True)
+class QualityResult:
+    """The payload of quality_check (without the threshold echo)."""
+
+    total: int
+    categories: list[dict[str, Any]]
+    blockers: list[str]
+    passed: bool
+    threshold: float
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return (text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")) if text else text
+
+
+def _words(text: str) -> list[str]:
+    return WORD.findall(text)
+
+
+def _sentences(text: str) -> list[str]:
+    return [part.strip() for part in SENTENCE.split(text) if part.strip() and _words(part)]
+
+
+def _body_without_tags(text: str) -> str:
+    return HASHTAG.sub("", text).strip()
+
+
+def _has_phrase(text: str, phrases: tuple[str, ...] | frozenset[str]) -> list[str]:
+    lowered = text.lower().replace("’", "'")
+    return [phrase for phrase in phrases if phrase in lowered]
+
+
+def _syllables(word: str) -> int:
+    word = word.lower().strip("'’")
+    groups = re.findall(r"[aeiouy]+", word)
+    count = len(groups)
+    if word.endswith("e") and not word.endswith(("le", "ee")) and count > 1:
+        count -= 1
+    return max(1, count)
+
+
+def reading_ease(text: str) -> float:
+    """Flesch reading ease (higher is easier), syllables counted by vowel groups (no dictionary)."""
+    words = [word for word in _words(text) if word[0].isalpha()]
+    if not words:
+        return 0.0
+    sentences = max(1, len(_sentences(text)))
+    syllables = sum(_syllables(word) for word in words)
+    return 206.835 - 1.015 * (len(words) / sentences) - 84.6 * (syllables / len(words))
+
+
+def _hook(caption: str) -> str:
+    first_line = next((line.strip() for line in caption.splitlines() if line.strip()), "")
+    parts = _sentences(first_line)
+    # A one-paragraph post's first line is the whole post: its hook is the opening sentence.
+    if not parts:
+        return first_line
+    hook = parts[0]
+    if len(_words(hook)) < 4 and len(parts) > 1:
+        hook = hook + " " + parts[1]
+    return hook
+
+
+def score_hook(caption: str) -> Category:
+    """Does the first line stop a reader: specificity, tension, a question or a number, length."""
+    category = Category("Hook Strength", 2.0)
+    hook = _hook(caption)
+    words = _words(hook)
+    if not words:
+        category.score = 0
+        category.reasons.append("there is no opening line")
+        return category
+    lowered = [word.lower().strip("'’") for word in words]
+    if "?" in hook or any(word[0].isdigit() for word in words) or NUMBER_WORDS & set(lowered):
+        category.move(1, "it opens with a question or a number")
+    proper = [word for word in words[1:] if word[0].isupper() and word.lower() not in {"i", "i'm"}]
+    if any(word[0].isdigit() for word in words) or proper or re.search(r"['\"“].+['\"”]", hook):
+        category.move(0.5, "it is specific (a figure, a name or a quote)")
+    tension = set(lowered) & lexicon.TENSION
+    if (
+        tension
+        or re.match(r"^(we|i)\s+\w+ed\b", hook, re.I)
+        or hook.lower().startswith(("here's", "here is"))
+    ):
+        category.move(1, "it creates tension or opens a story")
+    if {"you", "your"} & set(lowered):
+        category.move(0.5, "it speaks to the reader")
+    if 5 <= len(words) <= 22:
+        category.move(0.5, f"its length ({len(words)} words) reads at a glance")
+    elif len(words) < 4:
+        category.move(-1.5, f"it is too short ({len(words)} words) to say anything")
+    elif len(words) > 30:
+        category.move(-1.5, f"it is too long ({len(words)} words) to read at a glance")
+    openers = [
+        opener for opener in lexicon.HOOK_CLICHE_OPENERS if hook.lower().replace("’", "'").startswith(opener)
+    ]
+    if openers:
+        category.move(-2, f'it opens with stock phrasing ("{openers[0]}")')
+    letters = [character for character in hook if character.isalpha()]
+    if (
+        letters
+        and sum(character.isupper() for character in letters) / len(letters) > 0.6
+        and len(letters) > 8
+    ):
+        category.move(-2, "it shouts in capitals")
+    if hook.count("!") >= 2:
+        category.move(-1, "it leans on exclamation marks")
+    if _has_phrase(hook, lexicon.CLICHES):
+        category.move(-1, "it is a cliché")
+    return category
+
+
+def score_clarity(caption: str) -> Category:
+    """One idea, readable, concrete."""
+    category = Category("Message Clarity", 3.0)
+    body = _body_without_tags(caption)
+    words = _words(body)
+    if len(words) < 6:
+        category.move(-2.5, f"only {len(words)} words: there is no message to follow")
+        return category
+    if len(words) < 15:
+        category.move(-1, "very little is said")
+    sentences = _sentences(body)
+    average = len(words) / max(1, len(sentences))
+    if average > 32:
+        category.move(-1.5, f"sentences run long ({average:.0f} words on average)")
+    elif average > 24:
+        category.move(-0.5, f"sentences are long ({average:.0f} words on average)")
+    elif average <= 18:
+        category.move(0.5, "sentences are short")
+    ease = reading_ease(body)
+    if ease >= 60:
+        category.move(0.5, "it reads easily")
+    elif ease < 30:
+        category.move(-1, "it is hard to read")
+    lowered = [word.lower().strip("'’") for word in words]
+    buzz = [word for word in lowered if word in lexicon.BUZZWORDS]
+    if buzz:
+        category.move(
+            -min(3.0, 0.75 * len(buzz)), f"buzzwords blur the point ({', '.join(dict.fromkeys(buzz))})"
+        )
+    vague = [word for word in lowered if word in lexicon.VAGUE]
+    if len(vague) >= 2:
+        category.move(
+            -min(2.0, 0.5 * len(vague)),
+            f"vague words stand in for specifics ({', '.join(dict.fromkeys(vague))})",
+        )
+    concrete = sum(1 for word in words if word[0].isdigit()) + len(
+        re.findall(r"\n\s*(?:\d+[.)]|[-•])\s", body)
+    )
+    if concrete:
+        category.move(0.5, "it gives concrete specifics")
+    if len(lowered) >= 20 and len(set(lowered)) / len(lowered) < 0.45:
+        category.move(-1, "it repeats itself")
+    return category
+
+
+def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[str]]:
+    score = 5.0
+    reasons: list[str] = []
+    caption = post.caption
+    length = len(caption)
+    tags = HASHTAG.findall(caption)
+    name = rules.display_name
+    if length > rules.caption_limit:
+        return 0.0, [f"{length} characters is over the {name} limit of {rules.caption_limit}"]
+    body_words = len(_words(_body_without_tags(caption)))
+    if body_words < 6:
+        score -= 2.5
+        reasons.append(f"too thin for a {name} post")
+    elif length < 60:
+        score -= 1
+        reasons.append(f"short for {name}")
+    if len(tags) > rules.hashtags_max:
+        over = len(tags) - rules.hashtags_max
+        score -= 2 if len(tags) > 2 * max(1, rules.hashtags_max) else 1
+        reasons.append(
+            f"{len(tags)} hashtags is {over} over the {name} guidance of "
+            f"{rules.hashtags_min}-{rules.hashtags_max}"
+        )
+    elif len(tags) < rules.hashtags_min:
+        score -= 0.5
+        reasons.append(
+            f"{len(tags)} hashtags is under the {name} guidance of {rules.hashtags_min}-{rules.hashtags_max}"
+        )
+    if rules.title_limit is not None:
+        title = (post.title or "").strip()
+        if not title:
+            score -= 2.5
+            reasons.append(f"{name} needs a title")
+        elif len(title) > rules.title_limit:
+            score -= 2
+            reasons.append(f"the title is over {rules.title_limit} characters")
+        elif len(_words(title)) < 3:
+            score -= 1
+            reasons.append("the title says too little")
+    if rules.needs_media and post.plan_post and not post.media_url:
+        score = min(score, 2.0)
+        reasons.append(f"{name} needs media and the post has no media_url")
+    if rules.line_breaks and length > 400 and "\n" not in caption.strip():
+        score -= 1
+        reasons.append("a long post without line breaks")
+    if not rules.links_clickable and URL.search(caption):
+        score -= 1
+        reasons.append(f"links are not clickable in {name} captions")
+    if len(EMOJI.findall(caption)) > 6:
+        score -= 1
+        reasons.append("emoji overload")
+    return score, reasons
+
+
+def score_platform_fit(post: PostInput) -> Category:
+    """Length, hashtags, title, media and format rules of every target platform (the worst one counts)."""
+    category = Category("Platform Fit", 5.0)
+    worst: tuple[float, list[str]] | None = None
+    for platform in post.platforms:
+        score, reasons = _platform_fit(post, rules_for(platform))
+        if worst is None or score < worst[0]:
+            worst = (score, reasons)
+    if worst is not None:
+        category.score = worst[0]
+        category.reasons = worst[1]
+    return category
+
+
+def score_brand(caption: str, title: str | None, brand: BrandSignals) -> Category:
+    """The brand consistency score when the project has a brand; else the keyword and avoid patterns."""
+    text = f"{title or ''} {caption}"
+    if brand.consistency is not None:
+        category = Category("Brand Alignment", brand.consistency / 20)
+        category.reasons.append(f"brand consistency {brand.consistency}/100")
+        category.reasons += list(brand.consistency_issues[:2])
+    else:
+        category = Category("Brand Alignment", 4.0)
+        if brand.keyword:
+            if find_terms(text, [brand.keyword]):
+                category.move(1, f'it mentions "{brand.keyword}"')
+            else:
+                category.move(-1, f'it does not mention "{brand.keyword}"')
+        elif not brand.avoid_patterns and not brand.banned_terms:
+            category.reasons.append("no brand data to compare with; scored on voice hygiene only")
+        shouting = caption.count("!") >= 3 or bool(
+            re.search(r"\b[A-Z]{4,}\b(?:\W+\b[A-Z]{4,}\b){2,}", caption)
+        )
+        if shouting:
+            category.move(-1.5, "the hype (exclamations, capitals) fits no professional brand voice")
+        cliches = _has_phrase(caption, lexicon.CLICHES)
+        if len(cliches) >= 2:
+            category.move(-1, "stock phrases make it sound like anyone")
+    matches = distinct_terms(find_terms(text, brand.blocked_terms))
+    if matches:
+        category.move(-2 * len(matches), "it uses terms the brand avoids (" + ", ".join(matches) + ")")
+    return category
+
+
+def _shingles(text: str, size: int = 3) -> set[tuple[str, ...]]:
+    words = [word.lower() for word in _words(text)]
+    return {tuple(words[index : index + size]) for index in range(max(0, len(words) - size + 1))}
+
+
+def score_novelty(caption: str, recent: list[str]) -> Category:
+    """Distance from the project's recent posts and from stock phrasing."""
+    category = Category("Novelty", 4.0)
+    cliches = _has_phrase(caption, lexicon.CLICHES)
+    if cliches:
+        category.move(
+            -min(3.5, 1.25 * len(cliches)),
+            "stock phrasing (" + ", ".join(f'"{c}"' for c in cliches[:3]) + ")",
+        )
+    own = _shingles(caption)
+    if own and recent:
+        closest = max(len(own & _shingles(other)) / len(own | _shingles(other)) for other in recent)
+        if closest >= 0.6:
+            category.move(-3, f"it repeats a recent post ({closest:.0%} overlap)")
+        elif closest >= 0.3:
+            category.move(-1.5, f"it is close to a recent post ({closest:.0%} overlap)")
+    words = [word.lower() for word in _words(caption)]
+    trigrams = [tuple(words[index : index + 3]) for index in range(len(words) - 2)]
+    if len(trigrams) >= 10 and len(set(trigrams)) / len(trigrams) < 0.8:
+        category.move(-1, "it repeats its own phrases")
+    specifics = sum(1 for word in _words(caption) if word[0].isdigit()) + len(
+        re.findall(r"['\"“][^'\"”]{3,}['\"”]", caption)
+    )
+    specifics += len(
+        [word for word in _words(caption)[1:] if word[0].isupper() and len(word) > 2 and not word.isupper()]
+    )
+    if specifics >= 2 and not cliches:
+        category.move(1, "it carries its own specifics")
+    if len(words) < 12:
+        category.move(-1.5, "too little to be distinctive")
+    return category
+
+
+def _opens_with_action(sentence: str) -> bool:
+    """An imperative sentence, also after a leading condition ("If you are writing one, rewrite ...")."""
+    words = _words(sentence)
+    if words and words[0].lower().strip("'’") in lexicon.CTA_VERBS:
+        return True
+    condition = re.match(r"^(?:if|when|before|next time|while)\b[^,]{3,80},\s*(\w+)", sentence, re.I)
+    return bool(condition and condition.group(1).lower() in lexicon.CTA_VERBS)
+
+
+def score_cta(caption: str, platforms: tuple[str, ...]) -> Category:
+    """A clear, specific next step suited to the platform."""
+    category = Category("CTA Strength", 1.0)
+    body = _body_without_tags(caption)
+    sentences = _sentences(body)
+    tail = sentences[-3:] if sentences else []
+    imperative = [part for part in tail if _opens_with_action(part)]
+    imperative += [
+        part
+        for part in tail
+        if re.search(
+            r"\b(in the comments|reply (?:here|below|with)|comment (?:below|')|link in (?:the "
+            r")?(?:bio|comments)|"
+            r"follow for|subscribe|sign up|dm (?:me|us)|welcome in the replies|in the replies)\b",
+            part,
+            re.I,
+        )
+        and part not in imperative
+    ]
+    questions = [
+        part for part in tail if part.endswith("?") and re.search(r"\b(you|your|yours)\b", part, re.I)
+    ]
+    if imperative:
+        category.move(2, "it asks for a clear action")
+    if questions:
+        category.move(2 if not imperative else 1, "it invites the reader to answer")
+    cta_text = " ".join(imperative + questions)
+    if cta_text:
+        specific = re.search(
+            r"\b(in the comments|reply|by \d|before \d|on "
+            r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+            r"this (?:week|weekend|month)|tonight|tomorrow|link in|part 2|part two|next episode|with the "
+            r"one|which one|"
+            r"your next)\b",
+            cta_text,
+            re.I,
+        )
+        if specific or len(_words(cta_text)) >= 8:
+            category.move(1, "the next step is specific")
+    else:
+        category.reasons.append("there is no call to action")
+    weak = _has_phrase(caption, lexicon.WEAK_CTAS)
+    if weak:
+        category.move(-1, f'the call to action is generic ("{weak[0]}")')
+    pushy = _has_phrase(caption, lexicon.PUSHY)
+    if pushy or caption.count("!!") >= 1:
+        category.move(-1, "it pushes with false urgency")
+    lowered = caption.lower()
+    for platform in platforms:
+        rules = rules_for(platform)
+        if not rules.links_clickable and re.search(r"click (?:the )?link|link below", lowered):
+            category.move(-1, f"{rules.display_name} captions cannot hold a clickable link")
+            break
+        if (
+            rules.links_clickable
+            and any(phrase in lowered for phrase in lexicon.LINK_IN_BIO)
+            and platform in {"twitter", "linkedin", "facebook", "mastodon", "bluesky"}
+        ):
+            category.move(-0.5, f'"link in bio" does not fit {rules.display_name}')
+            break
+    return category
+
+
+def score_safety(caption: str, title: str | None, brand: BrandSignals) -> Category:
+    """Unsupported claims, guarantees, medical, financial and legal promises."""
+    category = Category("Safety/Claims", 5.0)
+    text = f"{title or ''} {caption}"
+    supported = " ".join(brand.supported_claims).lower()
+    for _kind, label, weight, pattern in lexicon.CLAIM_RULES:
+        hits = [match.group(0) for match in pattern.finditer(text) if match.group(0).lower() not in supported]
+        if hits:
+            category.move(-weight, f"{label} ({', '.join(dict.fromkeys(hit.lower() for hit in hits[:3]))})")
+    return category
+
+
+def score_post(
+    post: PostInput,
+    *,
+    brand: BrandSignals | None = None,
+    recent: list[str] | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> QualityResult:
+    """Scores a post on the seven categories; passed = total ≥ threshold and no blockers."""
+    brand = brand or BrandSignals()
+    caption = post.caption.strip()
+    title = post.title.strip() if post.title else None
+    platforms = tuple(platform.lower() for platform in post.platforms)
+    trimmed = PostInput(
+        caption=caption, platforms=platforms, title=title, media_url=post.media_url, plan_post=post.plan_post
+    )
+    categories = [
+        score_hook(caption).result("an ordinary opening line"),
+        score_clarity(caption).result("clear enough"),
+        score_platform_fit(trimmed).result("fits every target platform's rules"),
+        score_brand(caption, title, brand).result("nothing off-brand found"),
+        score_novelty(caption, recent or []).result("no stock phrasing and unlike recent posts"),
+        score_cta(caption, platforms).result("an ordinary call to action"),
+        score_safety(caption, title, brand).result("no risky or unsupported claims found"),
+    ]
+    blockers = [
+        f"{item['name']} below threshold ({item['score']}/5)" for item in categories if item["score"] < 3
+    ]
+    blockers += [
+        f'Contains blocked term: "{term}"'
+        for term in distinct_terms(find_terms(f"{title or ''} {caption}", brand.blocked_terms))
+    ]
+    total = sum(item["score"] for item in categories)
+    return QualityResult(
+        total=total,
+        categories=categories,
+        blockers=blockers,
+        passed=total >= threshold and not blockers,
+        threshold=threshold,
+    )
