@@ -32,7 +32,7 @@ TEST_SECRET = "test-secret-not-for-production-0123456789"
 load_tools()
 
 
-def test_settings(**overrides: Any) -> Settings:
+def settings_for_test(**overrides: Any) -> Settings:
     """Settings for a test: rate limits off unless a test turns them on."""
     values: dict[str, Any] = {
         "environment": "test",
@@ -69,7 +69,7 @@ def database_url(template_database: Path, tmp_path: Path) -> str:
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
     """Settings on the test's own database and media folder."""
-    return test_settings(database_url=database_url, media={"root": str(tmp_path / "media")})
+    return settings_for_test(database_url=database_url, media={"root": str(tmp_path / "media")})
 
 
 @pytest.fixture

@@ -87,10 +87,11 @@ def build_server(platform: Platform) -> Server[Any]:
 
 
 def _run_from_meta(params: types.CallToolRequestParams) -> str | None:
-    meta = params.meta
+    meta: Any = params.meta
     if meta is None:
         return None
-    value = meta.model_extra.get(RUN_META_KEY) if meta.model_extra else None
+    values = meta if isinstance(meta, dict) else (meta.model_extra or {})
+    value = values.get(RUN_META_KEY)
     return str(value)[:128] if value else None
 
 
