@@ -6,6 +6,7 @@ import math
 import time
 from dataclasses import dataclass
 
+import redis.asyncio as redis
 from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
@@ -29,20 +30,29 @@ class Layer:
     cost: int = 1
 
 
-def storage_for(redis_url: str | None) -> Storage:
-    """Redis when scaled out (shared across processes), process memory otherwise."""
-    if redis_url:
-        return RedisStorage("async+" + redis_url, key_prefix="toolhost-ratelimit")
-    return MemoryStorage()
-
-
 class RateLimiter:
-    """Checks the layers for a call and raises `rate_limited` with the wait of the exhausted one."""
+    """Checks the layers for a call and raises `rate_limited` with the wait of the exhausted one.
 
-    def __init__(self, settings: RateLimitSettings, storage: Storage) -> None:
+    The counters live in Redis when `redis_url` is set (shared by every process), else in memory.
+    """
+
+    def __init__(self, settings: RateLimitSettings, redis_url: str | None = None) -> None:
         self._settings = settings
-        self._storage = storage
+        self._pool: redis.ConnectionPool | None = None
+        storage: Storage
+        if redis_url:
+            self._pool = redis.ConnectionPool.from_url(redis_url)
+            storage = RedisStorage(
+                "async+" + redis_url, key_prefix="toolhost-ratelimit", connection_pool=self._pool, implementation="redispy"
+            )
+        else:
+            storage = MemoryStorage()
         self._limiter = MovingWindowRateLimiter(storage)
+
+    async def close(self) -> None:
+        """Releases the Redis connections."""
+        if self._pool is not None:
+            await self._pool.aclose()
 
     @property
     def enabled(self) -> bool:

@@ -11,7 +11,7 @@ from toolhost.db.session import create_engine, create_session_factory
 from toolhost.platform.auth import Authenticator
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution, Executor
-from toolhost.platform.ratelimit import RateLimiter, storage_for
+from toolhost.platform.ratelimit import RateLimiter
 from toolhost.platform.registry import Registry
 
 
@@ -32,7 +32,8 @@ class Platform:
         return await self.executor.execute(name, arguments, principal, transport=transport)
 
     async def close(self) -> None:
-        """Releases the database connections."""
+        """Releases the database and Redis connections."""
+        await self.rate_limiter.close()
         await self.engine.dispose()
 
 
@@ -40,7 +41,7 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
     """Wires the platform for a process."""
     engine = create_engine(settings.database_url)
     session_factory = create_session_factory(engine)
-    rate_limiter = RateLimiter(settings.ratelimit, storage_for(settings.redis_url))
+    rate_limiter = RateLimiter(settings.ratelimit, settings.redis_url)
     return Platform(
         settings=settings,
         registry=registry,

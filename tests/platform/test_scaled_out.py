@@ -1,0 +1,184 @@
+"""Storage and concurrency on the scaled-out stack: real PostgreSQL and Redis, and the SQLite default."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+import uuid
+
+import httpx
+from sqlalchemy import func, select, update
+
+from tests.conftest import Tenant, TenantFactory, settings_for_test
+from toolhost.config import CreditCost
+from toolhost.db.migrate import schema_differences, upgrade
+from toolhost.db.session import create_engine
+from toolhost.platform import accounts
+from toolhost.platform.context import Principal
+from toolhost.platform.models import Account, CreditEntry
+from toolhost.platform.registry import registry
+from toolhost.platform.runtime import Platform, build_platform
+
+ONE_CREDIT_BALANCE = {"credits": {"costs": {"get_credit_balance": {"base": 1}}}}
+
+
+async def test_migrations_reach_head_on_postgresql_and_match_the_models(postgres_url: str) -> None:
+    engine = create_engine(postgres_url)
+    try:
+        await upgrade(engine)
+        assert await schema_differences(engine) == []
+    finally:
+        await engine.dispose()
+
+
+async def test_migrations_reach_head_on_sqlite_and_match_the_models(database_url: str) -> None:
+    engine = create_engine(database_url)
+    try:
+        await upgrade(engine)
+        assert await schema_differences(engine) == []
+    finally:
+        await engine.dispose()
+
+
+async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tuple[list[str], int]:
+    async with platform.session_factory() as session, session.begin():
+        account = await accounts.create_account(session, name="race", tier="agency", settings=platform.settings)
+        await accounts.create_project(session, account_id=account.id, name="p")
+        await session.execute(update(Account).where(Account.id == account.id).values(credit_balance=balance))
+    principal = Principal(
+        account_id=account.id, tier="agency", credential_id=None, credential_name="race",
+        scopes=frozenset({"mcp:read"}), project_id=None,
+    )
+    executions = await asyncio.gather(
+        *(platform.execute("get_credit_balance", {}, principal, transport="cli") for _ in range(calls))
+    )
+    outcomes = [execution.error.error_type if execution.error else "ok" for execution in executions]
+    async with platform.session_factory() as session:
+        final = await session.scalar(select(Account.credit_balance).where(Account.id == account.id))
+        debits = await session.scalar(
+            select(func.count()).select_from(CreditEntry).where(CreditEntry.account_id == account.id, CreditEntry.kind == "debit")
+        )
+    assert final == 0
+    assert debits == balance
+    return outcomes, int(final)
+
+
+async def test_a_thousand_concurrent_debits_against_100_credits_let_exactly_100_through_on_postgresql(
+    postgres_url: str,
+) -> None:
+    platform = build_platform(settings_for_test(database_url=postgres_url, **ONE_CREDIT_BALANCE), registry)
+    try:
+        outcomes, _ = await concurrent_debits(platform, calls=1000, balance=100)
+    finally:
+        await platform.close()
+    assert outcomes.count("ok") == 100
+    assert outcomes.count("billing_error") == 900
+
+
+async def test_concurrent_debits_never_overdraw_on_sqlite(database_url: str) -> None:
+    platform = build_platform(settings_for_test(database_url=database_url, **ONE_CREDIT_BALANCE), registry)
+    try:
+        outcomes, _ = await concurrent_debits(platform, calls=120, balance=40)
+    finally:
+        await platform.close()
+    assert outcomes.count("ok") == 40 and outcomes.count("billing_error") == 80
+
+
+async def test_a_billing_error_says_the_balance_and_what_was_required(
+    make_tenant: TenantFactory, platform: Platform
+) -> None:
+    payer = await make_tenant()
+    platform.settings.credits.costs["get_credit_balance"] = CreditCost(base=5)
+    try:
+        async with platform.session_factory() as session, session.begin():
+            await session.execute(update(Account).where(Account.id == payer.account_id).values(credit_balance=3))
+        response = await payer.call("get_credit_balance")
+    finally:
+        platform.settings.credits.costs.pop("get_credit_balance")
+    assert response.status_code == 402
+    error = response.json()["error"]
+    assert error["error_type"] == "billing_error"
+    assert error["balance"] == 3 and error["required_credits"] == 5
+
+
+async def test_rate_limits_answer_429_with_retry_after(make_tenant: TenantFactory, platform: Platform) -> None:
+    caller = await make_tenant(tier="trial", scopes=["mcp:read"])
+    platform.settings.ratelimit.enabled = True
+    statuses = [(await caller.call("get_credit_balance")).status_code for _ in range(16)]
+    assert statuses[:15] == [200] * 15
+    limited = await caller.call("get_credit_balance")
+    assert limited.status_code == 429
+    assert int(limited.headers["Retry-After"]) >= 1
+    error = limited.json()["error"]
+    assert error["error_type"] == "rate_limited" and error["retry_after"] >= 1
+
+
+async def test_requests_without_a_credential_are_limited_per_ip(platform: Platform, client: httpx.AsyncClient) -> None:
+    platform.settings.ratelimit.enabled = True
+    statuses = [(await client.get("/v1/tools")).status_code for _ in range(61)]
+    assert statuses[:60] == [401] * 60
+    assert statuses[60] == 429
+    assert (await client.get("/v1/openapi.json")).status_code == 200
+
+
+RATE_LIMIT_WORKER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from toolhost.config import RateLimitSettings
+    from toolhost.platform.ratelimit import RateLimiter
+    from toolhost.platform.registry import registry
+    from toolhost.catalog import load_tools
+    from toolhost.platform.results import RateLimited
+
+    async def main():
+        load_tools()
+        limiter = RateLimiter(RateLimitSettings(), sys.argv[1])
+        spec = registry.get("get_credit_balance")
+        allowed = 0
+        for _ in range(int(sys.argv[3])):
+            try:
+                await limiter.check_call(spec, account_id=sys.argv[2], tier="agency")
+                allowed += 1
+            except RateLimited:
+                pass
+        await limiter.close()
+        print(json.dumps({"allowed": allowed}))
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_the_rate_limit_holds_across_two_processes_sharing_redis(redis_url: str) -> None:
+    account = str(uuid.uuid4())
+
+    async def run_worker() -> int:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", RATE_LIMIT_WORKER, redis_url, account, "50",
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        stdout, stderr = await process.communicate()
+        assert process.returncode == 0, stderr.decode()
+        return int(json.loads(stdout)["allowed"])
+
+    allowed = await asyncio.gather(run_worker(), run_worker())
+    assert sum(allowed) == 60, allowed
+
+
+async def test_rate_limits_use_redis_when_configured(tenant: Tenant, redis_url: str, database_url: str) -> None:
+    platform = build_platform(
+        settings_for_test(database_url=database_url, redis_url=redis_url, ratelimit={"enabled": True}), registry
+    )
+    try:
+        principal = Principal(
+            account_id=tenant.account_id, tier="trial", credential_id=None, credential_name="x",
+            scopes=frozenset({"mcp:read"}), project_id=None,
+        )
+        results = [await platform.execute("get_mcp_usage", {}, principal, transport="cli") for _ in range(16)]
+    finally:
+        await platform.close()
+    assert [result.status for result in results[:15]] == [200] * 15
+    assert results[15].status == 429
