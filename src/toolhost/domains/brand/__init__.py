@@ -1,0 +1,1 @@
+"""The brand domain: versioned four-layer brand runtimes, extraction and consistency checks."""

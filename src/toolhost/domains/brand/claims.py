@@ -1,0 +1,203 @@
+"""Claims in copy (figures, rankings, guarantees, comparisons, absolutes) and the proof that backs them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from toolhost.domains.brand.text_analysis import content_stems, sentences
+
+CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("percentage", "high", re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|percent\b)", re.IGNORECASE)),
+    (
+        "number",
+        "high",
+        re.compile(
+            r"(?:\$\s?\d[\d,.]*\s?(?:k|m|bn|million|billion|thousand)?\b"
+            r"|\b\d+(?:\.\d+)?\s?(?:x|×)(?!\w)"
+            r"|\b\d[\d,.]*\s?(?:k|m|million|billion|thousand)?\+?\s?"
+            r"(?:customers|users|clients|businesses|companies|teams|people|members|families|hikers|downloads|reviews"
+            r"|stars|countries|pounds|kilos|lbs|farms|partners|years|hours|minutes|days|weeks|times)\b"
+            r"|\b\d(?:\.\d)?\s?(?:/|out of)\s?(?:5|10)\b"
+            r"|\b\d[\d,]*\+)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "ranking",
+        "high",
+        re.compile(
+            r"(?:#\s?1\b|\bnumber[ -]one\b|\bno\.\s?1\b|\btop[- ](?:rated|ranked)\b|\bbest[- ]selling\b"
+            r"|\b(?:industry|market)[- ]leading\b|\bworld[- ]class\b|\baward[- ]winning\b"
+            r"|\b(?:best|fastest|easiest|cheapest|smartest|simplest|safest|strongest|largest|biggest|warmest"
+            r"|healthiest|lightest|toughest)\b(?=\s+\w+)|\bmost\s+(?:trusted|popular|loved|advanced|powerful"
+            r"|reliable|accurate|secure|affordable|complete))",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "guarantee",
+        "high",
+        re.compile(
+            r"\b(?:guarantee[sd]?|guaranteeing|risk[- ]free|money[- ]back|zero[- ]risk|clinically proven"
+            r"|scientifically proven|proven to|cures?)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "comparison",
+        "medium",
+        re.compile(
+            r"\b(?:\w+er|more|less|fewer)\s+than\s+(?:any|every|all|other|the\s+competition|competitors|ever)\b"
+            r"|\b(?:outperform(?:s|ed)?|beat(?:s|ing)?\s+(?:every|all|any|the)|unlike\s+(?:other|any)"
+            r"|nobody\s+else|no\s+one\s+else|no\s+other)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "absolute",
+        "low",
+        re.compile(
+            r"\b(?:never\s+(?:fail|fails|lose|loses|lost|break|breaks|leak|leaks|miss|misses)"
+            r"|always\s+(?:work|works|win|wins|deliver|delivers)"
+            r"|every\s+(?:single\s+)?(?:customer|client|user|one of them|time|investor)\s+\w+"
+            r"|100\s?%\s+of\s+the\s+time|in\s+any\s+(?:storm|market|conditions|weather)|forever|instantly"
+            r"|effortless(?:ly)?|no\s+exceptions)\b",
+            re.IGNORECASE,
+        ),
+    ),
+)
+SEVERITY_RANK = {"high": 3, "medium": 2, "low": 1}
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+SCALE_WORDS = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000, "bn": 1e9, "billion": 1e9}
+SCALED = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s?(k|m|bn|thousand|million|billion)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A proof point or value proposition a claim may lean on."""
+
+    text: str
+    claim: str
+    evidence: str
+    verified: bool
+    numbers: frozenset[float]
+    stems: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A claim found in the text and what supports it."""
+
+    text: str
+    start: int
+    end: int
+    kind: str
+    severity: str
+    supported: bool
+    evidence: Evidence | None
+
+
+def numbers_in(text: str) -> set[float]:
+    """Every figure of a text as a number ("12,000", "12k" and "12 thousand" are the same)."""
+    found: set[float] = set()
+    for match in SCALED.finditer(text):
+        found.add(float(match.group(1).replace(",", "")) * SCALE_WORDS[match.group(2).lower()])
+    for match in NUMBER.finditer(text):
+        try:
+            found.add(float(match.group(0).replace(",", "")))
+        except ValueError:
+            continue
+    return found
+
+
+def build_evidence(
+    proof_points: list[dict[str, object] | str], value_propositions: list[str]
+) -> list[Evidence]:
+    """What claims are checked against: proof points (with their status) and value propositions."""
+    result = []
+    for point in proof_points:
+        if isinstance(point, dict):
+            claim = str(point.get("claim") or "").strip()
+            evidence = str(point.get("evidence") or "").strip()
+            verified = point.get("status", "verified") != "unverified"
+        else:
+            claim, evidence, verified = str(point).strip(), "", True
+        if claim:
+            text = f"{claim} ({evidence})" if evidence else claim
+            result.append(
+                Evidence(
+                    text,
+                    claim,
+                    evidence,
+                    verified,
+                    frozenset(numbers_in(claim)),
+                    frozenset(content_stems(claim)),
+                )
+            )
+    for proposition in value_propositions:
+        if proposition.strip():
+            result.append(
+                Evidence(
+                    proposition,
+                    proposition,
+                    "",
+                    True,
+                    frozenset(numbers_in(proposition)),
+                    frozenset(content_stems(proposition)),
+                )
+            )
+    return result
+
+
+def find_claims(text: str, evidence: list[Evidence]) -> list[Claim]:
+    """Each sentence's strongest claim, judged supported when a proof point states the same thing."""
+    claims = []
+    for start, end in sentences(text):
+        sentence = text[start:end]
+        hits = []
+        for kind, severity, pattern in CLAIM_PATTERNS:
+            for match in pattern.finditer(sentence):
+                hits.append((kind, severity, match))
+        if not hits:
+            continue
+        figures: set[float] = set()
+        for kind, _, match in hits:
+            if kind in ("percentage", "number"):
+                figures |= numbers_in(match.group(0))
+        kind, severity, _ = max(hits, key=lambda hit: SEVERITY_RANK[hit[1]])
+        support = _support(sentence, figures, evidence)
+        claims.append(
+            Claim(
+                text=sentence[:300],
+                start=start,
+                end=min(end, start + 300),
+                kind=kind,
+                severity=severity,
+                supported=support is not None and support.verified,
+                evidence=support,
+            )
+        )
+    return claims
+
+
+def _support(sentence: str, figures: set[float], evidence: list[Evidence]) -> Evidence | None:
+    sentence_stems = set(content_stems(sentence))
+    best: tuple[float, Evidence] | None = None
+    for item in evidence:
+        shared = len(sentence_stems & item.stems)
+        if figures:
+            # a figure is supported only by evidence stating that same figure about the same subject
+            if not (figures <= item.numbers) or shared == 0:
+                continue
+            score = 1.0 + shared
+        else:
+            if not item.stems:
+                continue
+            coverage = shared / len(item.stems)
+            if coverage < 0.5 or shared < 2 and len(item.stems) > 1:
+                continue
+            score = coverage + shared / 10
+        if best is None or score > best[0]:
+            best = (score, item)
+    return best[1] if best else None

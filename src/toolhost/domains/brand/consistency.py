@@ -1,0 +1,108 @@
+"""check_brand_consistency's scorer: eight dimensions that read tone, topic, audience, vocabulary and claims.
+
+Pure and deterministic: `score_consistency(runtime, text)` takes a get_brand_runtime payload and a text.
+The brand side (targets, stems, term patterns) is compiled once per distinct runtime and cached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from toolhost.domains.brand import dimensions as scorers
+from toolhost.domains.brand.brand_model import compile_brand
+from toolhost.domains.brand.claims import Claim, find_claims
+from toolhost.domains.brand.dimensions import Dimension, Issue
+from toolhost.domains.brand.text_analysis import (
+    content_stems,
+    measure_voice,
+)
+
+WEIGHTS: dict[str, float] = {
+    "toneAlignment": 0.17,
+    "messagingAlignment": 0.20,
+    "claimSupport": 0.16,
+    "avoidCompliance": 0.12,
+    "audienceRelevance": 0.11,
+    "vocabularyAdherence": 0.10,
+    "structuralPatterns": 0.06,
+    "brandMentions": 0.08,
+}
+PASS_MARK = 60
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistencyResult:
+    """Everything check_brand_consistency returns."""
+
+    overall: int
+    passed: bool
+    dimensions: dict[str, Dimension]
+    preferred_terms_used: list[str]
+    banned_terms_found: list[str]
+    fabrication_warnings: list[str]
+    issues: list[Issue]
+    claims: list[Claim]
+
+    def as_payload(self) -> dict[str, Any]:
+        """The tool's payload keys (CATALOG.md §6)."""
+        return {
+            "overall": self.overall,
+            "passed": self.passed,
+            "dimensions": {name: dimension.as_dict() for name, dimension in self.dimensions.items()},
+            "preferredTermsUsed": self.preferred_terms_used,
+            "bannedTermsFound": self.banned_terms_found,
+            "fabricationWarnings": self.fabrication_warnings,
+            "issues": [issue.as_dict() for issue in self.issues],
+            "claims": [
+                {
+                    "text": claim.text,
+                    "span": {"start": claim.start, "end": claim.end},
+                    "kind": claim.kind,
+                    "supported": claim.supported,
+                    "evidence": claim.evidence.text if claim.evidence else None,
+                }
+                for claim in self.claims
+            ],
+        }
+
+
+def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
+    """Scores a text against a brand runtime on eight weighted dimensions (0-100 each, overall 0-100)."""
+    brand = compile_brand(runtime)
+    signals = measure_voice(text)
+    stems = content_stems(text)
+    issues: list[Issue] = []
+    dimensions: dict[str, Dimension] = {}
+    dimensions["toneAlignment"] = scorers.tone(brand, signals, text, issues)
+    dimensions["messagingAlignment"] = scorers.messaging(brand, stems)
+    claims = find_claims(text, list(brand.evidence))
+    dimensions["claimSupport"] = scorers.claim_support(claims, issues)
+    dimensions["avoidCompliance"] = scorers.avoid(brand, text, issues)
+    dimensions["audienceRelevance"] = scorers.audience(brand, stems, signals)
+    banned: list[str] = []
+    preferred: list[str] = []
+    dimensions["vocabularyAdherence"] = scorers.vocabulary(brand, text, issues, banned, preferred)
+    dimensions["structuralPatterns"] = scorers.structure(text, signals, issues)
+    dimensions["brandMentions"] = scorers.mentions(brand, text, signals, issues)
+    for name, dimension in dimensions.items():
+        dimension.weight = WEIGHTS[name]
+        dimension.score = max(0.0, min(100.0, dimension.score))
+    overall = round(sum(dimension.score * dimension.weight for dimension in dimensions.values()))
+    warnings = [
+        f'Unsupported {claim.kind} claim: "{claim.text[:160]}"'
+        + (" (only an unverified proof point backs it)" if claim.evidence else " (no proof point backs it)")
+        for claim in claims
+        if not claim.supported
+    ]
+    issues.sort(key=lambda issue: (issue.start, issue.dimension))
+    return ConsistencyResult(
+        overall=overall,
+        passed=overall >= PASS_MARK and not banned,
+        dimensions={name: dimensions[name] for name in WEIGHTS},
+        preferred_terms_used=preferred,
+        banned_terms_found=banned,
+        fabrication_warnings=warnings,
+        issues=issues,
+        claims=claims,
+    )
