@@ -9,12 +9,17 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.discovery.tools",
     "toolhost.domains.planning.tools",
     "toolhost.domains.approvals.tools",
+    "toolhost.domains.content.tools",
+    "toolhost.domains.quality.tools",
+    "toolhost.domains.ideation.tools",
 )
 
 MODEL_MODULES: tuple[str, ...] = (
     "toolhost.platform.models",
     "toolhost.domains.planning.models",
     "toolhost.domains.approvals.models",
+    "toolhost.domains.content.models",
+    "toolhost.domains.ideation.models",
 )
 
 POLLERS: tuple[str, ...] = ()

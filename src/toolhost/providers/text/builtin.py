@@ -280,13 +280,21 @@ def _body_list(m: Material, rng: random.Random) -> list[str]:
 
 
 def _body_insight(m: Material, rng: random.Random) -> list[str]:
-    focus = lower_first(m.angle) if m.angle else m.topic
-    first = rng.choice(
-        [
-            sentence(f"Here is the shift: treat {m.topic} as part of {focus}, not a separate task"),
-            sentence(f"The teams that get {m.topic} right keep it tied to {focus}"),
-        ]
-    )
+    if m.angle:
+        focus = lower_first(m.angle)
+        first = rng.choice(
+            [
+                sentence(f"Here is the shift: treat {m.short} as part of {focus}, not a separate task"),
+                sentence(f"The teams that get {m.short} right keep it tied to {focus}"),
+            ]
+        )
+    else:
+        first = rng.choice(
+            [
+                sentence(f"Here is the shift: treat {m.short} as a habit with an owner, not a one-off task"),
+                sentence(f"The teams that get {m.short} right decide who owns it and when it happens"),
+            ]
+        )
     return [first, _value_sentence(m, rng), *_detail_sentences(m), _proof_sentence(m)]
 
 
@@ -554,7 +562,7 @@ class BuiltinTextProvider:
         topic = extract_topic(request.concept)
         m = _material(topic, request.brand, None, rng, request.concept)
         character = _character(request, m)
-        beats = _story_beats(m, request.concept, request.scenes - 2, rng)
+        beats = _story_beats(m, request.scenes - 2)
         hook = HOOKS[_pick_family(None, m, rng)](m, rng)
         cta = (
             _cta(m, rng)
@@ -698,8 +706,8 @@ def _character(request: StoryboardRequest, m: Material) -> str:
     return base.replace("  ", " ")
 
 
-def _story_beats(m: Material, count: int, rng: random.Random) -> list[str]:
-    pool = [part for part in sentences(m.topic) + list(m.details) if part]
+def _story_beats(m: Material, count: int) -> list[str]:
+    pool = [part for part in m.details if part]
     if m.pain:
         pool.append(sentence(f"The problem: {clause(m.pain)}"))
     pool += [sentence(f"What helps: {clause(value)}") for value in m.brand.value_propositions[:3]]

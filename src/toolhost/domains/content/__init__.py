@@ -1,0 +1,1 @@
+"""Content generation: posts, adaptations, storyboards and carousel text, stored as content records."""

@@ -1,0 +1,132 @@
+"""Inputs and outputs of the ideation tools (CATALOG.md §5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints
+
+from toolhost.platform.fields import Platform, TextFormat, Url, UUIDStr
+from toolhost.platform.registry import ToolInput, ToolOutput
+
+
+class FetchTrendsIn(ToolInput):
+    """Where to look for trends."""
+
+    source: Literal["youtube", "google_trends", "rss", "url", "internal"]
+    category: Annotated[str, StringConstraints(max_length=100)] = "general"
+    niche: Annotated[str, StringConstraints(max_length=200)] | None = None
+    url: Url | None = Field(default=None, description="Required for rss and url.")
+    force_refresh: bool = False
+    project_id: UUIDStr | None = Field(default=None, description="For source internal.")
+
+
+class Trend(ToolOutput):
+    """One trend."""
+
+    title: str
+    description: str | None = None
+    url: str | None = None
+    views: int | None = None
+    publishedAt: str | None = None  # noqa: N815 - the catalogue's key names
+    source: str
+    category: str | None = None
+    thumbnail: str | None = None
+
+
+class FetchTrendsOut(ToolOutput):
+    """Trends, newest and most recurring first."""
+
+    trends: list[Trend]
+    source: str
+    category: str
+    cached: bool
+    expiresAt: str  # noqa: N815
+    count: int
+
+    def summary(self) -> str:
+        if not self.trends:
+            return "No trends found for the given criteria."
+        lines = [f"Found {self.count} trends from {self.source} ({'cached' if self.cached else 'fresh'}):"]
+        for trend in self.trends:
+            views = f" ({trend.views:,} views)" if trend.views is not None else ""
+            lines.append(f"- {trend.title}{views}")
+            if trend.description:
+                lines.append(f"  {trend.description[:150]}")
+            if trend.url:
+                lines.append(f"  {trend.url}")
+        return "\n".join(lines)
+
+
+class GetIdeationContextIn(ToolInput):
+    """Which project and window."""
+
+    project_id: UUIDStr | None = None
+    days: Annotated[int, Field(ge=1, le=90)] = 30
+    response_format: TextFormat = "text"
+
+
+class GetIdeationContextOut(ToolOutput):
+    """What has worked for the project, as data and as one prompt paragraph."""
+
+    projectId: str  # noqa: N815
+    hasHistoricalData: bool  # noqa: N815
+    promptInjection: str  # noqa: N815
+    recommendedModel: str | None  # noqa: N815
+    recommendedDuration: float | None  # noqa: N815
+    recommendedPostingTime: dict[str, Any] | None  # noqa: N815
+    winningPatterns: dict[str, list[str]]  # noqa: N815
+    topHooks: list[str]  # noqa: N815
+    insightsCount: int  # noqa: N815
+    generatedAt: str  # noqa: N815
+
+    def summary(self) -> str:
+        if not self.hasHistoricalData:
+            head = "No performance history yet (fewer than 3 published posts with metrics)."
+            return (
+                f"{head}\n{self.promptInjection}"
+                if self.promptInjection
+                else head + " No brand pillars either."
+            )
+        return self.promptInjection
+
+
+class SuggestNextContentIn(ToolInput):
+    """How many suggestions, for which project."""
+
+    project_id: UUIDStr | None = None
+    count: Annotated[int, Field(ge=1, le=10)] = 3
+    platforms: Annotated[list[Platform], Field(max_length=9)] | None = None
+    response_format: TextFormat = "text"
+
+
+class Suggestion(ToolOutput):
+    """One suggestion with its evidence."""
+
+    topic: str
+    platform: str | None
+    content_type: str
+    rationale: str
+    confidence: float
+    based_on: list[str]
+    suggested_hook: str
+    suggested_angle: str
+
+
+class SuggestNextContentOut(ToolOutput):
+    """Suggestions from stored evidence."""
+
+    suggestions: list[Suggestion]
+    data_quality: Literal["strong", "moderate", "weak"]
+    last_analysis_at: str | None
+
+    def summary(self) -> str:
+        if not self.suggestions:
+            return f"No suggestions: there is no stored evidence yet (data quality {self.data_quality})."
+        lines = [f"{len(self.suggestions)} suggestion(s) (data quality {self.data_quality}):"]
+        for number, item in enumerate(self.suggestions, start=1):
+            lines.append(
+                f"{number}. {item.topic} [{item.content_type}, {item.platform or 'any platform'}] - "
+                f"{item.rationale}"
+            )
+        return "\n".join(lines)

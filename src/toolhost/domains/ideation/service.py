@@ -1,0 +1,339 @@
+"""Ideation services: trends (fetched, cached, recorded in the swipe file), ideation context, suggestions."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.config import Settings
+from toolhost.domains.content import brand_runtime
+from toolhost.domains.content.models import ContentRecord
+from toolhost.domains.ideation import trends as trend_parsing
+from toolhost.domains.ideation.models import SwipeItem, TrendCache
+from toolhost.domains.planning.models import ContentPlan
+from toolhost.platform.results import ValidationFailed
+from toolhost.providers.fetch import Fetcher
+from toolhost.providers.text.base import BrandContext
+from toolhost.providers.text.compose import extract_topic
+
+CONTENT_TYPES = ("script", "caption", "blog", "hook")
+PROMPT_CONTEXT_CHARS = 2000
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# --- swipe file -------------------------------------------------------------------------------------------
+
+
+async def record_swipe_items(
+    session: AsyncSession, *, account_id: uuid.UUID, items: list[dict[str, Any]]
+) -> int:
+    """Adds external items (url, title, views, published_at, source) to the swipe file; returns new rows."""
+    added = 0
+    for item in items:
+        title = str(item.get("title") or "").strip()[:1000]
+        if not title:
+            continue
+        url = item.get("url")
+        key = hashlib.sha256(f"{url or ''}\x1f{title.lower()}".encode()).hexdigest()
+        exists = await session.scalar(
+            select(SwipeItem.id).where(SwipeItem.account_id == account_id, SwipeItem.item_key == key)
+        )
+        if exists is not None:
+            continue
+        published = item.get("published_at")
+        session.add(
+            SwipeItem(
+                id=uuid.uuid4(),
+                account_id=account_id,
+                item_key=key,
+                url=url,
+                title=title,
+                views=item.get("views"),
+                published_at=published if isinstance(published, datetime) else None,
+                source=str(item.get("source") or "url")[:40],
+            )
+        )
+        added += 1
+    await session.flush()
+    return added
+
+
+# --- fetch_trends -----------------------------------------------------------------------------------------
+
+
+async def fetch_trends(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    account_id: uuid.UUID,
+    project_id: uuid.UUID | None,
+    source: str,
+    category: str,
+    niche: str | None,
+    url: str | None,
+    force_refresh: bool,
+) -> tuple[list[dict[str, Any]], bool, datetime]:
+    """Trends for a source: (trends, cached, expires_at). Feed and page results are cached per account."""
+    if source == "google_trends":
+        raise ValidationFailed(
+            "google_trends is not available: no trends provider is configured",
+            recover_with="use source rss or url with a feed or page of your niche",
+        )
+    if source == "youtube":
+        raise ValidationFailed(
+            "youtube trends need the YouTube connector: set distribution.connectors.youtube_client_id and "
+            "youtube_client_secret, and connect a YouTube account",
+            recover_with="use source rss with a channel or news feed instead",
+        )
+    now = datetime.now(UTC)
+    if source == "internal":
+        if project_id is None:
+            raise ValidationFailed(
+                "project_id is required for source internal",
+                field_errors=[{"path": "project_id", "message": "required for internal"}],
+            )
+        # Top posts come from analytics, which hold no metrics yet: an honest empty list.
+        return [], False, now
+    if not url:
+        raise ValidationFailed(
+            f"url is required for source {source}",
+            field_errors=[{"path": "url", "message": f"required for source {source}"}],
+        )
+    key = hashlib.sha256("\x1f".join([source, url, category, niche or ""]).encode()).hexdigest()
+    cached = await session.scalar(
+        select(TrendCache).where(TrendCache.account_id == account_id, TrendCache.cache_key == key)
+    )
+    if cached is not None and not force_refresh and _aware(cached.expires_at) > now:
+        return list(cached.trends), True, _aware(cached.expires_at)
+    fetched = (
+        await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)
+    ).ensure_success()
+    if source == "rss":
+        found = trend_parsing.parse_feed(fetched.content, category=category)
+    else:
+        found = trend_parsing.parse_page(fetched.text, url=fetched.url, category=category)
+    found = trend_parsing.keep_niche(found, niche)
+    expires = now + timedelta(seconds=settings.quality.trends_cache_seconds)
+    if cached is None:
+        session.add(
+            TrendCache(
+                id=uuid.uuid4(),
+                account_id=account_id,
+                cache_key=key,
+                source=source,
+                trends=found,
+                fetched_at=now,
+                expires_at=expires,
+            )
+        )
+    else:
+        cached.trends, cached.fetched_at, cached.expires_at = found, now, expires
+    await record_swipe_items(
+        session,
+        account_id=account_id,
+        items=[
+            {
+                "url": item.get("url"),
+                "title": item["title"],
+                "source": source,
+                "published_at": datetime.fromisoformat(item["publishedAt"].replace("Z", "+00:00"))
+                if item.get("publishedAt")
+                else None,
+            }
+            for item in found
+        ],
+    )
+    await session.flush()
+    return found, False, expires
+
+
+# --- ideation context -------------------------------------------------------------------------------------
+
+
+def _pillar_sentence(brand: BrandContext) -> str:
+    if not brand.content_pillars:
+        return ""
+    pillars = ", ".join(
+        f"{name} ({round(weight * 100)}%)" if weight else name for name, weight in brand.content_pillars
+    )
+    return f"No performance history yet; write to the brand's content pillars: {pillars}."
+
+
+async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days: int) -> dict[str, Any]:
+    """get_ideation_context: what has worked for the project; without metrics, the brand's pillars."""
+    brand = BrandContext.from_runtime(await brand_runtime.get_runtime(session, project_id))
+    # Historical data means published posts with metrics; the analytics domain holds none yet, so every
+    # history-derived field is empty and the prompt falls back to the pillars, as the catalogue says.
+    return {
+        "projectId": str(project_id),
+        "hasHistoricalData": False,
+        "promptInjection": _pillar_sentence(brand)[:PROMPT_CONTEXT_CHARS],
+        "recommendedModel": None,
+        "recommendedDuration": None,
+        "recommendedPostingTime": None,
+        "winningPatterns": {"hookTypes": [], "contentFormats": [], "ctaStyles": []},
+        "topHooks": [],
+        "insightsCount": 0,
+        "generatedAt": _iso(datetime.now(UTC)),
+    }
+
+
+async def prompt_context(*, session: AsyncSession, project_id: uuid.UUID) -> str:
+    """Up to 2,000 characters of the 30-day ideation context for a generation prompt (best effort)."""
+    context = await ideation_context(session=session, project_id=project_id, days=30)
+    return str(context["promptInjection"])[:PROMPT_CONTEXT_CHARS]
+
+
+# --- suggest_next_content ---------------------------------------------------------------------------------
+
+
+async def _recent_titles(session: AsyncSession, project_ids: list[uuid.UUID], since: datetime) -> str:
+    texts = list(
+        await session.scalars(
+            select(ContentRecord.prompt).where(
+                ContentRecord.project_id.in_(project_ids), ContentRecord.created_at >= since
+            )
+        )
+    )
+    texts += list(
+        await session.scalars(
+            select(ContentPlan.topic).where(
+                ContentPlan.project_id.in_(project_ids), ContentPlan.created_at >= since
+            )
+        )
+    )
+    return " \n ".join(texts).lower()
+
+
+async def _latest_plan_platforms(session: AsyncSession, project_ids: list[uuid.UUID]) -> list[str]:
+    plan = await session.scalar(
+        select(ContentPlan)
+        .where(ContentPlan.project_id.in_(project_ids))
+        .order_by(ContentPlan.created_at.desc())
+        .limit(1)
+    )
+    if plan is None:
+        return []
+    platforms = plan.payload.get("platforms") or [
+        post.get("platform") for post in plan.payload.get("posts", [])
+    ]
+    return [str(platform) for platform in dict.fromkeys(platforms) if platform]
+
+
+def _confidence(evidence: int) -> float:
+    return round(min(0.9, 0.3 + 0.15 * evidence), 2)
+
+
+async def suggest_next(
+    *,
+    session: AsyncSession,
+    account_id: uuid.UUID,
+    project_ids: list[uuid.UUID],
+    brand_project_id: uuid.UUID | None,
+    count: int,
+    platforms: list[str] | None,
+) -> dict[str, Any]:
+    """suggest_next_content: suggestions from stored evidence only, in the catalogue's rule order."""
+    now = datetime.now(UTC)
+    plan_platforms = await _latest_plan_platforms(session, project_ids)
+    rotation = plan_platforms or list(platforms or [])
+    suggestions: list[dict[str, Any]] = []
+
+    def platform_for(index: int) -> str | None:
+        return rotation[index % len(rotation)] if rotation else None
+
+    # (1) Hook insights come from analytics, which has none yet. (2) The swipe file's most-viewed items.
+    covered = await _recent_titles(session, project_ids, now - timedelta(days=30))
+    swipe = list(
+        await session.scalars(
+            select(SwipeItem)
+            .where(SwipeItem.account_id == account_id)
+            .order_by(SwipeItem.views.desc().nulls_last(), SwipeItem.captured_at.desc())
+            .limit(50)
+        )
+    )
+    for item in swipe:
+        if len([s for s in suggestions if s["based_on"][0].startswith("swipe")]) >= math.ceil(count / 3):
+            break
+        if item.title.lower() in covered or len(suggestions) >= count:
+            continue
+        views = f" with {item.views:,} views" if item.views else ""
+        suggestions.append(
+            {
+                "topic": item.title,
+                "platform": platform_for(len(suggestions)),
+                "content_type": "caption",
+                "rationale": f"A {item.source} item in your swipe file{views} that no recent post covers.",
+                "confidence": _confidence(1 + (1 if item.views else 0)),
+                "based_on": [f"swipe_item:{item.id}"],
+                "suggested_hook": f"What {item.title[:80]} means for you",
+                "suggested_angle": "your take on it, with one concrete example",
+            }
+        )
+    # (3) Content types the project under-uses.
+    made_rows = list(
+        await session.execute(
+            select(ContentRecord.content_type, ContentRecord.prompt)
+            .where(
+                ContentRecord.project_id.in_(project_ids),
+                ContentRecord.kind == "text",
+                ContentRecord.created_at >= now - timedelta(days=90),
+            )
+            .order_by(ContentRecord.created_at.desc())
+        )
+    )
+    used = [row[0] for row in made_rows]
+    brand = BrandContext.from_runtime(
+        await brand_runtime.get_runtime(session, brand_project_id) if brand_project_id else None
+    )
+    pillar = brand.content_pillars[0][0] if brand.content_pillars else None
+    if used:
+        share = len(used) / len(CONTENT_TYPES)
+        for content_type in CONTENT_TYPES:
+            if len(suggestions) >= count:
+                break
+            made = used.count(content_type)
+            if made < share / 2:
+                # The topic is one the project already writes about, in a format it has not used for it.
+                topic = pillar or extract_topic(made_rows[0][1])
+                suggestions.append(
+                    {
+                        "topic": topic,
+                        "platform": platform_for(len(suggestions)),
+                        "content_type": content_type,
+                        "rationale": f"{made} of your last {len(used)} were {content_type}s, under half "
+                        f"an even share.",
+                        "confidence": _confidence(2),
+                        "based_on": [f"content_records:{len(used)}"],
+                        "suggested_hook": f"A {content_type} on {topic}",
+                        "suggested_angle": "a format your audience has not seen from you lately",
+                    }
+                )
+    # (4) One behind-the-scenes post from the brand's pillars.
+    if pillar and len(suggestions) < count:
+        suggestions.append(
+            {
+                "topic": f"Behind the scenes: {pillar}",
+                "platform": platform_for(len(suggestions)),
+                "content_type": "caption",
+                "rationale": "Built from your brand's top content pillar; no performance data exists yet.",
+                "confidence": _confidence(1),
+                "based_on": [f"brand_pillar:{pillar}"],
+                "suggested_hook": f"How we actually work on {pillar}",
+                "suggested_angle": "show the process and the people, not the product",
+            }
+        )
+    return {"suggestions": suggestions[:count], "data_quality": "weak", "last_analysis_at": None}

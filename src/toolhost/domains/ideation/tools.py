@@ -1,0 +1,84 @@
+"""The ideation tools: trends, ideation context and next-content suggestions."""
+
+from __future__ import annotations
+
+from toolhost.domains.ideation import service
+from toolhost.domains.ideation.schemas import (
+    FetchTrendsIn,
+    FetchTrendsOut,
+    GetIdeationContextIn,
+    GetIdeationContextOut,
+    SuggestNextContentIn,
+    SuggestNextContentOut,
+    Trend,
+)
+from toolhost.platform.context import ToolContext
+from toolhost.platform.registry import tool
+
+
+@tool(
+    module="ideation",
+    scope="mcp:read",
+    read_only=True,
+    idempotent=True,
+    project="optional",
+    response_format=None,
+    text_shape="summary",
+)
+async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
+    """Finds current topics in an RSS/Atom feed (source rss) or a web page (source url), ranked by recency and
+    how often a topic recurs; source internal lists the project's own best performers once analytics exist.
+
+    Results are cached for an hour per feed (force_refresh skips the cache) and recorded in the account's
+    swipe file, which suggest_next_content draws on. Next: generate_content or plan_content_week on a trend.
+    """
+    trends, cached, expires = await service.fetch_trends(
+        session=ctx.session,
+        settings=ctx.settings,
+        account_id=ctx.principal.account_id,
+        project_id=ctx.project.id if ctx.project else None,
+        source=args.source,
+        category=args.category,
+        niche=args.niche,
+        url=args.url,
+        force_refresh=args.force_refresh,
+    )
+    return FetchTrendsOut(
+        trends=[Trend.model_validate(trend) for trend in trends],
+        source=args.source,
+        category=args.category,
+        cached=cached,
+        expiresAt=expires.isoformat().replace("+00:00", "Z"),
+        count=len(trends),
+    )
+
+
+@tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, project="strict")
+async def get_ideation_context(ctx: ToolContext, args: GetIdeationContextIn) -> GetIdeationContextOut:
+    """Summarizes what has worked for the project (top hooks, formats, CTA styles, best posting time) as data
+    and as one prompt paragraph; with no history it says so and falls back to the brand's content pillars.
+
+    generate_content and plan_content_week load it themselves; call it to see what they will use.
+    """
+    context = await service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=args.days)
+    return GetIdeationContextOut.model_validate(context)
+
+
+@tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, project="optional")
+async def suggest_next_content(ctx: ToolContext, args: SuggestNextContentIn) -> SuggestNextContentOut:
+    """Suggests what to post next from stored evidence: hook insights, the swipe file's most-viewed items not
+    yet covered, under-used content types and a behind-the-scenes post from the brand's pillars.
+
+    Every suggestion lists what it is based_on; nothing is invented, so with little data there are few
+    suggestions. Next: generate_content or plan_content_week with a suggested topic.
+    """
+    project_ids = [ctx.project.id] if ctx.project else list(ctx.accessible_project_ids)
+    result = await service.suggest_next(
+        session=ctx.session,
+        account_id=ctx.principal.account_id,
+        project_ids=project_ids,
+        brand_project_id=ctx.project.id if ctx.project else None,
+        count=args.count,
+        platforms=args.platforms,
+    )
+    return SuggestNextContentOut.model_validate(result)

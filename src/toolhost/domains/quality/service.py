@@ -1,0 +1,169 @@
+"""Quality checks of posts and plans: brand signals and recent posts gathered, then the pure scorer."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.domains.content import brand_runtime
+from toolhost.domains.content.models import ContentRecord
+from toolhost.domains.quality.scoring import BrandSignals, PostInput, QualityResult, score_post
+from toolhost.providers.text.base import BrandContext
+
+RECENT_DAYS = 30
+RECENT_LIMIT = 50
+
+
+class BrandJudge:
+    """The brand side of the score for one project (or none): consistency when a profile exists."""
+
+    def __init__(
+        self,
+        runtime: dict[str, Any] | None,
+        *,
+        keyword: str | None,
+        avoid_patterns: list[str],
+        banned_terms: list[str],
+    ) -> None:
+        self.runtime = runtime
+        brand = BrandContext.from_runtime(runtime)
+        self.keyword = keyword
+        self.avoid_patterns = tuple(avoid_patterns) + brand.avoid_patterns
+        self.banned_terms = tuple(banned_terms) + brand.banned_terms
+        self.supported = tuple(point.claim + " " + point.evidence for point in brand.proof_points) + (
+            brand.value_propositions
+        )
+
+    def signals(self, text: str) -> BrandSignals:
+        """The brand signals for one text."""
+        scored = brand_runtime.consistency(self.runtime, text) if self.runtime else None
+        return BrandSignals(
+            consistency=scored[0] if scored else None,
+            consistency_issues=tuple(scored[1]) if scored else (),
+            keyword=self.keyword,
+            avoid_patterns=self.avoid_patterns,
+            banned_terms=self.banned_terms,
+            supported_claims=self.supported,
+        )
+
+
+async def judge_for(
+    session: AsyncSession,
+    *,
+    project_id: uuid.UUID | None,
+    keyword: str | None,
+    avoid_patterns: list[str] | None = None,
+    banned_terms: list[str] | None = None,
+) -> BrandJudge:
+    """The brand judge of a project (its runtime when it has a profile) plus the caller's own terms."""
+    runtime = await brand_runtime.get_runtime(session, project_id) if project_id else None
+    return BrandJudge(
+        runtime, keyword=keyword, avoid_patterns=avoid_patterns or [], banned_terms=banned_terms or []
+    )
+
+
+async def recent_posts(session: AsyncSession, *, project_id: uuid.UUID | None) -> list[str]:
+    """The project's texts of the last 30 days, which a new post should not repeat."""
+    if project_id is None:
+        return []
+    since = datetime.now(UTC) - timedelta(days=RECENT_DAYS)
+    rows = await session.scalars(
+        select(ContentRecord.text)
+        .where(
+            ContentRecord.project_id == project_id,
+            ContentRecord.created_at >= since,
+            ContentRecord.text.is_not(None),
+        )
+        .order_by(ContentRecord.created_at.desc())
+        .limit(RECENT_LIMIT)
+    )
+    return [text for text in rows if text]
+
+
+def _others(recent: list[str], caption: str) -> list[str]:
+    # A post checked right after it was generated is among the recent texts itself; it is not its own repeat.
+    return [text for text in recent if text.strip() != caption.strip()]
+
+
+async def check(
+    *,
+    session: AsyncSession,
+    project_id: uuid.UUID | None,
+    caption: str,
+    title: str | None,
+    platforms: list[str],
+    threshold: float,
+    keyword: str | None,
+    avoid_patterns: list[str] | None,
+    banned_terms: list[str] | None,
+) -> QualityResult:
+    """quality_check: one post for its platforms."""
+    judge = await judge_for(
+        session,
+        project_id=project_id,
+        keyword=keyword,
+        avoid_patterns=avoid_patterns,
+        banned_terms=banned_terms,
+    )
+    recent = await recent_posts(session, project_id=project_id)
+    return score_post(
+        PostInput(caption=caption, platforms=tuple(platforms), title=title),
+        brand=judge.signals(f"{title or ''} {caption}".strip()),
+        recent=_others(recent, caption),
+        threshold=threshold,
+    )
+
+
+def quality_entry(result: QualityResult) -> dict[str, Any]:
+    """The `quality` object of a plan post."""
+    return {"score": result.total, "max_score": 35, "passed": result.passed, "blockers": result.blockers}
+
+
+def score_plan_posts(
+    posts: list[dict[str, Any]], *, judge: BrandJudge, recent: list[str], threshold: float
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each post scored for its own platform (media checked), and the plan's summary."""
+    scored = []
+    for post in posts:
+        caption = str(post.get("caption") or "")
+        title = post.get("title")
+        result = score_post(
+            PostInput(
+                caption=caption,
+                platforms=(str(post.get("platform") or "").lower(),),
+                title=str(title) if title else None,
+                media_url=post.get("media_url"),
+                plan_post=True,
+            ),
+            brand=judge.signals(f"{title or ''} {caption}".strip()),
+            recent=_others(recent, caption),
+            threshold=threshold,
+        )
+        scored.append({**post, "quality": quality_entry(result)})
+    passed = sum(1 for post in scored if post["quality"]["passed"])
+    average = sum(post["quality"]["score"] for post in scored) / len(scored) if scored else 0.0
+    summary = {
+        "total_posts": len(scored),
+        "passed": passed,
+        "failed": len(scored) - passed,
+        "avg_score": round(average, 1),
+    }
+    return scored, summary
+
+
+async def check_plan(
+    *,
+    session: AsyncSession,
+    project_id: uuid.UUID | None,
+    posts: list[dict[str, Any]],
+    threshold: float,
+    keyword: str | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """quality_check_plan: every post of a plan with the project's brand when one resolves."""
+    judge = await judge_for(session, project_id=project_id, keyword=keyword)
+    recent = await recent_posts(session, project_id=project_id)
+    return score_plan_posts(posts, judge=judge, recent=recent, threshold=threshold)

@@ -1,0 +1,63 @@
+"""The quality gate tools: score a post, score a plan."""
+
+from __future__ import annotations
+
+from toolhost.domains.quality import service
+from toolhost.domains.quality.schemas import (
+    PlanQualitySummary,
+    QualityCategory,
+    QualityCheckIn,
+    QualityCheckOut,
+    QualityCheckPlanIn,
+    QualityCheckPlanOut,
+)
+from toolhost.domains.quality.scoring import MAX_TOTAL
+from toolhost.platform.context import ToolContext
+from toolhost.platform.registry import tool
+
+
+@tool(module="quality", scope="mcp:read", read_only=True, idempotent=True, project="optional")
+async def quality_check(ctx: ToolContext, args: QualityCheckIn) -> QualityCheckOut:
+    """Scores a post before it is published: seven categories (hook, clarity, platform fit, brand alignment,
+    novelty, CTA, safety/claims) of 0-5 each, with a sentence per category saying why.
+
+    passed = total >= threshold (26 by default) with no category below 3 and no blocked term. With a project
+    it uses the project's brand and recent posts. Fix what the blockers name, then check again.
+    """
+    result = await service.check(
+        session=ctx.session,
+        project_id=ctx.project.id if ctx.project else None,
+        caption=args.caption,
+        title=args.title,
+        platforms=list(args.platforms),
+        threshold=args.threshold,
+        keyword=args.brand_keyword or ctx.settings.quality.brand_keyword,
+        avoid_patterns=args.brand_avoid_patterns,
+        banned_terms=args.custom_banned_terms,
+    )
+    return QualityCheckOut(
+        threshold=args.threshold,
+        total=result.total,
+        maxTotal=MAX_TOTAL,
+        categories=[QualityCategory.model_validate(item) for item in result.categories],
+        blockers=result.blockers,
+        passed=result.passed,
+    )
+
+
+@tool(module="quality", scope="mcp:read", read_only=True, idempotent=True, project="optional")
+async def quality_check_plan(ctx: ToolContext, args: QualityCheckPlanIn) -> QualityCheckPlanOut:
+    """Scores every post of a plan for its own platform and summarizes how many pass.
+
+    A post for a platform that needs media (instagram, tiktok, youtube) without media_url is flagged, so it
+    is fixed before approval. Next: update_content_plan failing posts, then submit_content_plan_for_approval.
+    """
+    posts = [post.model_dump() for post in args.plan.posts]
+    scored, summary = await service.check_plan(
+        session=ctx.session,
+        project_id=ctx.project.id if ctx.project else None,
+        posts=posts,
+        threshold=args.threshold,
+        keyword=ctx.settings.quality.brand_keyword,
+    )
+    return QualityCheckPlanOut(posts=scored, totals=PlanQualitySummary.model_validate(summary))
