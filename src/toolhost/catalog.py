@@ -12,6 +12,8 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.content.tools",
     "toolhost.domains.quality.tools",
     "toolhost.domains.ideation.tools",
+    "toolhost.domains.media.tools",
+    "toolhost.domains.distribution.tools",
 )
 
 MODEL_MODULES: tuple[str, ...] = (
@@ -20,9 +22,12 @@ MODEL_MODULES: tuple[str, ...] = (
     "toolhost.domains.approvals.models",
     "toolhost.domains.content.models",
     "toolhost.domains.ideation.models",
+    "toolhost.platform.jobs",
+    "toolhost.domains.media.models",
+    "toolhost.domains.distribution.models",
 )
 
-POLLERS: tuple[str, ...] = ()
+POLLERS: tuple[str, ...] = ("toolhost.domains.distribution.dispatcher.publish_due_posts",)
 
 
 def load_tools() -> None:

@@ -9,6 +9,7 @@ had any. Domains own their pollers; the composition root (`toolhost.catalog.POLL
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
@@ -55,7 +56,9 @@ class Job(Base):
     failure_reason: Mapped[str | None] = mapped_column(String(40), default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
     input: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    output: Mapped[dict[str, Any]] = mapped_column(default=dict, doc="`primary`: the media key of the main output")
+    output: Mapped[dict[str, Any]] = mapped_column(
+        default=dict, doc="`primary`: the media key of the main output"
+    )
     lease_owner: Mapped[str | None] = mapped_column(String(100), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -114,10 +117,8 @@ async def run_worker(
                     # One failing poller (a database blip, a bug) must not stop the others or the loop.
                     logger.exception("poller %s failed", getattr(poller, "__qualname__", poller))
             if handled == 0:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop_event.wait(), timeout=settings.jobs.poll_interval)
-                except TimeoutError:
-                    pass
     finally:
         logger.info("worker %s stopped", context.worker_id)
         if engine is not None:

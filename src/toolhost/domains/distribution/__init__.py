@@ -1,0 +1,1 @@
+"""Distribution: connected accounts, scheduled posts and the dispatcher that publishes them."""

@@ -1,0 +1,375 @@
+"""schedule_content_plan (CATALOG.md §7): approval gate, slots, quality gate, then schedule_post per post."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from toolhost.db.base import utcnow
+from toolhost.domains.approvals import service as approvals_service
+from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import service, slots
+from toolhost.domains.distribution.accounts import canonical_platform
+from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
+from toolhost.domains.planning import service as planning_service
+from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
+from toolhost.platform import credits
+from toolhost.platform.results import BillingFailed, Conflict, NotFound, ToolError, ValidationFailed
+from toolhost.providers.fetch import Fetcher
+
+if TYPE_CHECKING:
+    from toolhost.domains.planning.models import ContentPlan
+    from toolhost.platform.context import ToolContext
+
+DEFAULT_THRESHOLD = 26
+OVERLAY_FIELDS = ("caption", "title", "platform", "media_url", "schedule_at", "hashtags")
+PLATFORM_NAMES = frozenset(service.CAPTION_LIMITS)
+
+
+def no_upfront_debit(args: ScheduleContentPlanIn) -> int:
+    """schedule_content_plan debits 1 credit per post it actually schedules, inside the handler."""
+    return 0
+
+
+def inline_post_count(args: ScheduleContentPlanIn) -> int:
+    """Posts of an inline plan (the units an operator's cost override multiplies)."""
+    return len(args.plan.posts) if args.plan else 0
+
+
+def post_key(
+    *, plan_id: str, post_id: str, platform: str, schedule_at: str | None, caption: str, seed: str | None
+) -> str:
+    """The derived per-post idempotency key of CATALOG.md §7."""
+    parts = [
+        "schedule_content_plan",
+        plan_id,
+        post_id,
+        platform.lower(),
+        schedule_at or "",
+        hashlib.sha256(caption.encode()).hexdigest()[:16],
+        seed or "",
+    ]
+    return "plan-" + hashlib.sha256(":".join(parts).encode()).hexdigest()[:48]
+
+
+def _failure(post: dict[str, Any], error: str, kind: str, *, retryable: bool = False) -> dict[str, Any]:
+    return {
+        "id": post.get("id"),
+        "platform": post.get("platform"),
+        "success": False,
+        "error": error,
+        "failure_kind": kind,
+        "retryable": retryable,
+    }
+
+
+async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str, Any]:
+    """Runs the eight steps; per-post failures are reported in posts[] and summary, never raised."""
+    session = ctx.session
+    stored: ContentPlan | None = None
+    if args.plan_id is not None:
+        stored = await planning_service.get(session, plan_id=args.plan_id, project_id=ctx.project_id)
+        raw_posts = [dict(post) for post in stored.payload.get("posts", [])]
+        plan_accounts = dict(stored.payload.get("account_ids") or {})
+    elif args.plan is not None:
+        if args.plan.project_id and uuid.UUID(args.plan.project_id) != ctx.project_id:
+            raise ValidationFailed(
+                "plan.project_id and project_id disagree",
+                field_errors=[{"path": "plan.project_id", "message": "differs from project_id"}],
+            )
+        raw_posts = [post.model_dump(exclude_none=True) for post in args.plan.posts]
+        plan_accounts = dict(args.plan.account_ids or {})
+    else:
+        raise ValidationFailed(
+            "give plan_id or plan", field_errors=[{"path": "plan_id", "message": "required"}]
+        )
+    plan_ref = str(stored.id) if stored else "inline"
+
+    # (2) Approval gate, failing closed.
+    approvals = {"total": 0, "eligible": 0, "skipped": 0}
+    items = await approvals_service.list_items(session, plan_id=stored.id) if stored else []
+    if items:
+        decided = {item.post_id: item for item in items if item.status in ("approved", "edited")}
+        approvals["total"] = len(items)
+        if not decided:
+            raise ValidationFailed(
+                "no approval item of this plan is approved or edited",
+                recover_with="decide the items with respond_plan_approval first",
+            )
+        eligible = []
+        for post in raw_posts:
+            item = decided.get(str(post.get("id")))
+            if item is None:
+                continue
+            overlay = {
+                name: value for name, value in (item.edited_post or {}).items() if name in OVERLAY_FIELDS
+            }
+            eligible.append({**post, **overlay})
+    else:
+        approvals["total"] = len(raw_posts)
+        eligible = [post for post in raw_posts if post.get("status") not in ("rejected", "needs_edit")]
+    approvals["eligible"] = len(eligible)
+    approvals["skipped"] = len(raw_posts) - len(eligible)
+
+    results: list[dict[str, Any]] = []
+    candidates: list[dict[str, Any]] = []
+    for post in eligible:
+        platform = canonical_platform(str(post.get("platform") or ""))
+        if platform not in PLATFORM_NAMES:
+            results.append(_failure(post, f"unknown platform {post.get('platform')!r}", "platform_policy"))
+            continue
+        candidates.append({**post, "platform": platform, "caption": str(post.get("caption") or "")})
+
+    # (3) Slots for posts without a time: from tomorrow 00:00 UTC, 4 h apart per platform, in post order.
+    if args.auto_slot and any(not post.get("schedule_at") for post in candidates):
+        tomorrow = utcnow().replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+        planner = await slots.planner(
+            session=session,
+            project_id=ctx.project_id,
+            platforms=[post["platform"] for post in candidates],
+            start=tomorrow - timedelta(microseconds=1),
+            min_gap_hours=4,
+        )
+        for post in candidates:
+            if post.get("schedule_at"):
+                continue
+            slot = planner.pick(post["platform"])
+            if slot is not None:
+                post["schedule_at"] = service.iso(slot.moment)
+                post["slot_assigned"] = True
+
+    # (4) Quality gate per post, for its own platform.
+    threshold = args.quality_threshold if args.quality_threshold is not None else DEFAULT_THRESHOLD
+    for post in candidates:
+        quality = score_post(
+            PostInput(
+                caption=post["caption"],
+                platforms=(post["platform"],),
+                title=post.get("title"),
+                media_url=post.get("media_url"),
+                plan_post=True,
+            ),
+            brand=BrandSignals(),
+            threshold=threshold,
+        )
+        post["quality"] = {
+            "score": quality.total,
+            "max_score": 35,
+            "passed": quality.passed,
+            "blockers": quality.blockers,
+        }
+
+    if args.dry_run:  # (5)
+        passed = sum(1 for post in candidates if post["quality"]["passed"])
+        summary = {
+            "total_posts": len(candidates) + len(results),
+            "passed": passed,
+            "failed": len(candidates) + len(results) - passed,
+        }
+        if stored is not None:
+            stored.payload = {**stored.payload, "quality_summary": summary}
+            await session.flush()
+        return {
+            "dry_run": True,
+            "plan_id": str(stored.id) if stored else None,
+            "approvals": approvals,
+            "posts": [*results, *candidates],
+            "summary": summary,
+        }
+
+    # (6) Account routing for every platform, before anything is created or debited.
+    merged: dict[str, str] = {}
+    sources = [plan_accounts, args.account_ids or {}] + [
+        {post["platform"]: post["connected_account_id"]}
+        for post in candidates
+        if post.get("connected_account_id")
+    ]
+    for source in sources:
+        for name, value in source.items():
+            platform = canonical_platform(str(name))
+            if merged.get(platform, str(value)) != str(value):
+                raise ValidationFailed(
+                    f"conflicting account ids for {platform}",
+                    field_errors=[{"path": "account_ids", "message": f"two ids for {platform}"}],
+                )
+            merged[platform] = str(value)
+    to_route = [post for post in candidates if not (args.enforce_quality and not post["quality"]["passed"])]
+    routed = (
+        await accounts_service.route(
+            session=session,
+            project_id=ctx.project_id,
+            platforms=sorted({post["platform"] for post in to_route}),
+            account_ids={
+                platform: merged[platform]
+                for platform in merged
+                if platform in {post["platform"] for post in to_route}
+            },
+        )
+        if to_route
+        else {}
+    )
+
+    # (7) Schedule, grouped by platform, batch_size at a time (each post in a savepoint of its own).
+    fetcher = Fetcher(ctx.settings.fetch)
+    ordered = sorted(candidates, key=lambda post: post["platform"])
+    for start in range(0, len(ordered), args.batch_size):
+        for post in ordered[start : start + args.batch_size]:
+            results.append(await _schedule_one(ctx, args, post, routed, plan_ref, stored, fetcher))
+    scheduled = sum(1 for result in results if result.get("success"))
+    summary = {"total_posts": len(results), "scheduled": scheduled, "failed": len(results) - scheduled}
+
+    # (8) Plan status and summary.
+    if stored is not None:
+        _move(stored, "scheduled" if summary["failed"] == 0 and scheduled else "approved")
+        by_id = {str(result.get("id")): result for result in results}
+        posts_payload = [
+            dict(post, schedule_result=by_id[str(post.get("id"))]) if str(post.get("id")) in by_id else post
+            for post in stored.payload.get("posts", [])
+        ]
+        stored.payload = {**stored.payload, "posts": posts_payload, "schedule_summary": summary}
+        await session.flush()
+    return {
+        "plan_id": str(stored.id) if stored else None,
+        "approvals": approvals,
+        "posts": results,
+        "summary": summary,
+    }
+
+
+def _move(plan: ContentPlan, target: str) -> None:
+    """Plan status along the state machine (draft/in_review pass through approved)."""
+    try:
+        if plan.status == target:
+            return
+        if plan.status in ("draft", "in_review"):
+            planning_service.transition(plan, "approved")
+        if plan.status != target:
+            planning_service.transition(plan, target)
+    except Conflict:
+        return  # a completed plan stays completed
+
+
+async def _schedule_one(
+    ctx: ToolContext,
+    args: ScheduleContentPlanIn,
+    post: dict[str, Any],
+    routed: dict[str, Any],
+    plan_ref: str,
+    stored: ContentPlan | None,
+    fetcher: Fetcher,
+) -> dict[str, Any]:
+    session = ctx.session
+    quality = post["quality"]
+    if args.enforce_quality and not quality["passed"]:
+        safety = any(blocker.startswith("Contains blocked term") for blocker in quality["blockers"])
+        return {
+            **_failure(
+                post,
+                "quality gate: " + "; ".join(quality["blockers"] or ["score below threshold"]),
+                "safety" if safety else "quality",
+            ),
+            "quality": quality,
+        }
+    if not post.get("schedule_at"):
+        return _failure(post, "no free slot in the next 7 days", "platform_policy")
+    key = post_key(
+        plan_id=plan_ref,
+        post_id=str(post.get("id")),
+        platform=post["platform"],
+        schedule_at=post.get("schedule_at"),
+        caption=post["caption"],
+        seed=args.idempotency_seed,
+    )
+    fingerprint = service.request_hash({"key": key})
+    previous = await service.replay(
+        session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint
+    )
+    if previous is not None:
+        return previous
+    try:
+        async with session.begin_nested():
+            scheduled_at = service.future_datetime(str(post["schedule_at"]), "schedule_at")
+            hashtags = service.normalize_hashtags(post.get("hashtags"))
+            media_url = post.get("media_url")
+            is_key = bool(media_url) and not str(media_url).lower().startswith(("http://", "https://"))
+            media = await service.resolve_media(
+                session=session,
+                settings=ctx.settings,
+                fetcher=fetcher,
+                account_id=ctx.principal.account_id,
+                project_id=ctx.project_id,
+                accessible_project_ids=ctx.accessible_project_ids,
+                urls=[media_url] if media_url and not is_key else [],
+                keys=[media_url] if is_key else [],
+                job_ids=[],
+                auto_rehost=True,
+            )
+            media_type = service.infer_media_type(media, None)
+            metadata = service.with_disclosure_defaults(post.get("platform_metadata") or {})
+            service.check_platform_rules(
+                platforms=[post["platform"]],
+                text=service.published_text(post["caption"], hashtags),
+                title=post.get("title"),
+                media_type=media_type,
+                media_count=len(media.entries),
+                metadata=metadata,
+            )
+            await credits.debit(
+                session,
+                account_id=ctx.principal.account_id,
+                amount=1,
+                tool_name="schedule_content_plan",
+                reference=ctx.request_id,
+            )
+            created = await service.create_posts(
+                session=session,
+                request=service.PostRequest(
+                    project_id=ctx.project_id,
+                    account_id=ctx.principal.account_id,
+                    routed={post["platform"]: routed[post["platform"]]},
+                    caption=post["caption"],
+                    title=post.get("title"),
+                    hashtags=hashtags,
+                    media=media.entries,
+                    media_type=media_type,
+                    metadata=metadata,
+                    scheduled_at=scheduled_at,
+                    key=key,
+                    credits_per_post=1,
+                    plan_id=stored.id if stored else None,
+                    plan_post_id=str(post.get("id")),
+                ),
+            )
+            row, job = created[post["platform"]]
+            result = {
+                "id": post.get("id"),
+                "platform": post["platform"],
+                "success": True,
+                "post_id": str(row.id),
+                "job_id": str(job.id),
+            }
+            record = await service.remember(
+                session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint
+            )
+            if record is not None:
+                record.payload = result
+            await session.flush()
+            return result
+    except BillingFailed as error:
+        return _failure(post, error.message, "unknown")
+    except NotFound as error:
+        return _failure(post, error.message, "unknown")
+    except ValidationFailed as error:
+        kind = "platform_policy"
+        if any(item.get("path") == "schedule_at" for item in error.details.get("field_errors", [])):
+            kind = "unknown"
+        return _failure(post, error.message, kind)
+    except ToolError as error:
+        return _failure(
+            post,
+            error.message,
+            "transport" if error.error_type == "upstream_error" else "unknown",
+            retryable=error.error_type == "upstream_error",
+        )

@@ -1,0 +1,305 @@
+"""Web routes of distribution: the connect page, OAuth callbacks, and the webhook events endpoint.
+
+- `GET|POST /app/connect/<token>`: the page a start_platform_connection link opens; it offers the
+  platform's configured connectors (a webhook URL, a token, or the platform's OAuth flow) and creates the
+  connected account. A webhook's signing secret is shown on the result page, once.
+- `GET /app/connect/<token>/oauth/<connector>` starts an OAuth flow; `GET /app/connect/oauth/callback`
+  finishes it.
+- `POST /v1/connectors/webhook/events`: a receiver sends metric snapshots and comments, signed like
+  deliveries (`X-Toolhost-Signature`) with its account's secret.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import secrets
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from toolhost.db.base import utcnow
+from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution.models import ConnectedAccount, ConnectionLink, ConnectorEvent
+from toolhost.platform.results import ToolError
+from toolhost.providers.connectors import webhook
+from toolhost.providers.connectors.mastodon import MastodonConnector
+from toolhost.providers.connectors.registry import Connectors
+from toolhost.providers.connectors.vault import TokenVault
+from toolhost.providers.connectors.youtube import YouTubeConnector
+
+logger = logging.getLogger(__name__)
+
+EVENTS_MAX_BYTES = 1024 * 1024
+FORM_MAX_BYTES = 16 * 1024
+MAX_EVENTS = 1000
+PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="referrer" content="no-referrer">
+<style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
+fieldset{{margin:1rem 0}} label{{display:block;margin:.5rem 0}} input{{width:100%}}
+code{{word-break:break-all}}</style>
+</head><body><h1>{title}</h1>{body}</body></html>"""
+FIELD_TYPES = {"access_token": "password", "app_password": "password", "refresh_token": "password"}
+
+
+def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(
+        PAGE.format(title=html.escape(title), body=body),
+        status_code=status,
+        headers={
+            "Cache-Control": "no-store",
+            "X-Frame-Options": "DENY",
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+            "form-action 'self' https:",
+        },
+    )
+
+
+def _platform(request: Request) -> Any:
+    return request.app.state.platform
+
+
+def _redirect_uri(settings: Any) -> str:
+    return f"{settings.api_root}/app/connect/oauth/callback"
+
+
+async def connect_page(request: Request) -> Response:
+    """Shows the connectors of the link's platform, or handles the submitted form."""
+    platform = _platform(request)
+    token = request.path_params["token"]
+    connectors = Connectors(platform.settings)
+    async with platform.session_factory() as session, session.begin():
+        try:
+            link = await accounts_service.open_link(session=session, settings=platform.settings, token=token)
+        except ToolError as error:
+            return _page("Link not usable", f"<p>{html.escape(error.message)}</p>", 404)
+        link_platform = link.platform
+    if request.method == "POST":
+        return await _submit(request, token, connectors)
+    forms = []
+    for name in connectors.for_platform(link_platform):
+        connector = connectors.get(name)
+        assert connector is not None
+        if name == "youtube":
+            forms.append(
+                f'<fieldset><legend>YouTube</legend><p><a href="/app/connect/{html.escape(token)}/oauth/'
+                'youtube">Sign in with Google</a></p></fieldset>'
+            )
+            continue
+        inputs = "".join(
+            f'<label>{html.escape(label)}<input name="{field}" type="{FIELD_TYPES.get(field, "text")}" '
+            'required autocomplete="off"></label>'
+            for field, label in connector.connect_fields.items()
+        )
+        oauth = ""
+        if name == "mastodon":
+            oauth = (
+                f'<p>Or <a href="/app/connect/{html.escape(token)}/oauth/mastodon">sign in on your '
+                "instance</a> "
+                "(add <code>?instance_url=…</code>).</p>"
+            )
+        forms.append(
+            f'<form method="post"><fieldset><legend>{html.escape(name)}</legend>'
+            f'<input type="hidden" name="connector" value="{name}">{inputs}'
+            f'<button type="submit">Connect</button>{oauth}</fieldset></form>'
+        )
+    return _page(f"Connect {link_platform}", "".join(forms) or "<p>No connector is configured.</p>")
+
+
+async def _submit(request: Request, token: str, connectors: Connectors) -> Response:
+    platform = _platform(request)
+    body = await request.body()
+    if len(body) > FORM_MAX_BYTES:
+        return _page("Too large", "<p>The form is too large.</p>", 413)
+    form = await request.form()
+    fields = {name: str(value) for name, value in form.items() if isinstance(value, str)}
+    connector_name = fields.pop("connector", "")
+    async with platform.session_factory() as session, session.begin():
+        try:
+            link = await accounts_service.open_link(session=session, settings=platform.settings, token=token)
+            if connector_name not in connectors.for_platform(link.platform):
+                return _page(
+                    "Not available", "<p>That connector is not configured for this platform.</p>", 400
+                )
+            connector = connectors.get(connector_name)
+            assert connector is not None
+            result = await connector.connect(platform=link.platform, fields=fields)
+            account = await accounts_service.complete_link(
+                session=session,
+                settings=platform.settings,
+                link=link,
+                connector_name=connector_name,
+                result=result,
+            )
+        except ToolError as error:
+            return _page("Could not connect", f"<p>{html.escape(error.message)}</p>", 400)
+        account_id = str(account.id)
+        username = account.username or ""
+    shown = "".join(
+        f"<p>Your {html.escape(name.replace('_', ' '))} (shown only this once):</p>"
+        f"<p><code>{html.escape(value)}</code></p>"
+        for name, value in result.shown_once.items()
+    )
+    return _page(
+        "Connected",
+        f"<p>Connected {html.escape(username)} (account <code>{account_id}</code>).</p>{shown}"
+        "<p>You can close this page.</p>",
+    )
+
+
+async def start_oauth(request: Request) -> Response:
+    """Redirects to the platform's authorization page, remembering the link under a fresh state."""
+    platform = _platform(request)
+    token = request.path_params["token"]
+    connector_name = request.path_params["connector"]
+    connectors = Connectors(platform.settings)
+    connector = connectors.get(connector_name)
+    async with platform.session_factory() as session, session.begin():
+        try:
+            link = await accounts_service.open_link(session=session, settings=platform.settings, token=token)
+            if connector is None or connector_name not in connectors.for_platform(link.platform):
+                return _page(
+                    "Not available", "<p>That connector is not configured for this platform.</p>", 400
+                )
+            state = secrets.token_urlsafe(24)
+            link.oauth_state = state
+            redirect_uri = _redirect_uri(platform.settings)
+            if isinstance(connector, YouTubeConnector):
+                target = connector.authorize_url(redirect_uri=redirect_uri, state=state)
+                link.oauth_settings = {"connector": "youtube"}
+            elif isinstance(connector, MastodonConnector):
+                app = await connector.register_app(
+                    instance_url=request.query_params.get("instance_url", ""), redirect_uri=redirect_uri
+                )
+                vault = TokenVault(platform.settings.secret_key)
+                link.oauth_settings = {"connector": "mastodon", "app": vault.seal(app)}
+                target = connector.authorize_url(app=app, redirect_uri=redirect_uri, state=state)
+            else:
+                return _page("Not available", "<p>This connector has no OAuth flow.</p>", 400)
+        except ToolError as error:
+            return _page("Could not start", f"<p>{html.escape(error.message)}</p>", 400)
+    return RedirectResponse(target, status_code=303)
+
+
+async def oauth_callback(request: Request) -> Response:
+    """Exchanges the authorization code and creates the account bound to the link's project."""
+    platform = _platform(request)
+    state = request.query_params.get("state", "")
+    code = request.query_params.get("code", "")
+    connectors = Connectors(platform.settings)
+    async with platform.session_factory() as session, session.begin():
+        link = (
+            await session.scalar(select(ConnectionLink).where(ConnectionLink.oauth_state == state))
+            if state
+            else None
+        )
+        if link is None or not code or link.completed_at is not None:
+            return _page(
+                "Link not usable", "<p>This sign-in does not belong to an open connect page.</p>", 400
+            )
+        page_seconds = timedelta(seconds=platform.settings.distribution.connect_page_seconds)
+        if link.opened_at is None or link.opened_at + page_seconds <= utcnow():
+            return _page("Link not usable", "<p>This connect page expired; start a new link.</p>", 400)
+        try:
+            connector_name = str(link.oauth_settings.get("connector"))
+            connector = connectors.get(connector_name)
+            redirect_uri = _redirect_uri(platform.settings)
+            if isinstance(connector, YouTubeConnector):
+                result = await connector.exchange_code(code=code, redirect_uri=redirect_uri)
+            elif isinstance(connector, MastodonConnector):
+                app = TokenVault(platform.settings.secret_key).open(str(link.oauth_settings["app"]))
+                result = await connector.exchange_code(app=app, redirect_uri=redirect_uri, code=code)
+            else:
+                return _page("Not available", "<p>That connector is not configured.</p>", 400)
+            account = await accounts_service.complete_link(
+                session=session,
+                settings=platform.settings,
+                link=link,
+                connector_name=connector_name,
+                result=result,
+            )
+        except ToolError as error:
+            return _page("Could not connect", f"<p>{html.escape(error.message)}</p>", 400)
+        label = html.escape(account.username or "")
+    return _page("Connected", f"<p>Connected {label}. You can close this page.</p>")
+
+
+async def webhook_events(request: Request) -> Response:
+    """Stores metric snapshots and comments a webhook receiver sends, after checking its signature."""
+    platform = _platform(request)
+    body = await request.body()
+    if len(body) > EVENTS_MAX_BYTES:
+        return JSONResponse({"error": "body over 1 MB"}, status_code=413)
+    try:
+        document = json.loads(body)
+        account_id = uuid.UUID(str(document["account_id"]))
+    except (ValueError, KeyError, TypeError):
+        return JSONResponse({"error": "a JSON object with account_id is required"}, status_code=400)
+    metrics = document.get("metrics") or []
+    comments = document.get("comments") or []
+    if (
+        not isinstance(metrics, list)
+        or not isinstance(comments, list)
+        or len(metrics) + len(comments) > MAX_EVENTS
+    ):
+        return JSONResponse(
+            {"error": f"metrics and comments are lists of at most {MAX_EVENTS} items"}, status_code=400
+        )
+    vault = TokenVault(platform.settings.secret_key)
+    async with platform.session_factory() as session, session.begin():
+        account = await session.get(ConnectedAccount, account_id)
+        header = request.headers.get(webhook.SIGNATURE_HEADER, "")
+        if (
+            account is None
+            or account.connector != "webhook"
+            or not webhook.verify(str(vault.open(account.secret)["signing_secret"]), body, header)
+        ):
+            return JSONResponse({"error": "unknown account or bad signature"}, status_code=401)
+        accepted = 0
+        for kind, items in (("metrics", metrics), ("comment", comments)):
+            for item in items:
+                if not isinstance(item, dict) or not str(item.get("external_post_id") or "").strip():
+                    return JSONResponse(
+                        {"error": f"each {kind} item needs external_post_id"}, status_code=400
+                    )
+                session.add(
+                    ConnectorEvent(
+                        connected_account_id=account.id,
+                        kind=kind,
+                        external_post_id=str(item["external_post_id"])[:300],
+                        payload=_event_payload(kind, item),
+                        received_at=utcnow(),
+                    )
+                )
+                accepted += 1
+    return JSONResponse({"accepted": accepted}, status_code=202)
+
+
+def _event_payload(kind: str, item: dict[str, Any]) -> dict[str, Any]:
+    if kind == "metrics":
+        values = item.get("metrics") if isinstance(item.get("metrics"), dict) else {}
+        return {
+            name[:50]: value
+            for name, value in values.items()
+            if isinstance(value, int | float) and not isinstance(value, bool)
+        }
+    return {
+        "id": str(item.get("id") or "")[:300],
+        "text": str(item.get("text") or "")[:10_000],
+        "author": str(item.get("author") or "")[:300] or None,
+        "created_at": str(item.get("created_at") or "")[:64],
+    }
+
+
+routes = [
+    Route("/app/connect/oauth/callback", oauth_callback, methods=["GET"]),
+    Route("/app/connect/{token}", connect_page, methods=["GET", "POST"]),
+    Route("/app/connect/{token}/oauth/{connector}", start_oauth, methods=["GET"]),
+    Route("/v1/connectors/webhook/events", webhook_events, methods=["POST"]),
+]

@@ -1,0 +1,318 @@
+"""The distribution tools (CATALOG.md §10) and schedule_content_plan / find_next_slots (§7)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import plans, service, slots
+from toolhost.domains.distribution.schemas import (
+    CancelScheduledPostIn,
+    CancelScheduledPostOut,
+    FindNextSlotsIn,
+    FindNextSlotsOut,
+    ListConnectedAccountsIn,
+    ListConnectedAccountsOut,
+    ListRecentPostsIn,
+    ListRecentPostsOut,
+    ReschedulePostIn,
+    ReschedulePostOut,
+    ScheduleContentPlanIn,
+    ScheduleContentPlanOut,
+    SchedulePostIn,
+    SchedulePostOut,
+    StartPlatformConnectionIn,
+    StartPlatformConnectionOut,
+    WaitForConnectionIn,
+    WaitForConnectionOut,
+)
+from toolhost.platform import scopes
+from toolhost.platform.context import ToolContext
+from toolhost.platform.registry import connected_accounts_probe, object_lookup, tool
+from toolhost.providers.fetch import Fetcher
+
+object_lookup("post_id", service.post_of_project)
+connected_accounts_probe(accounts_service.projects_with_usable_accounts)
+
+
+def _platform_count(args: SchedulePostIn) -> int:
+    return len(set(args.platforms))
+
+
+@tool(
+    module="distribution",
+    scope=scopes.DISTRIBUTE,
+    credits=_platform_count,
+    units=_platform_count,
+    destructive=True,
+    open_world=True,
+    project="accounts",
+)
+async def schedule_post(ctx: ToolContext, args: SchedulePostIn) -> SchedulePostOut:
+    """Schedules a post to one or more platforms, or publishes it now when schedule_at is omitted.
+
+    One post is created per platform and published once by the worker through the project's connected
+    account (pass account_id / account_ids when a platform has several). Media: one family of media_url(s),
+    r2_key(s) (from upload_media) or job_id(s) (completed jobs). A repeat with the same idempotency_key
+    (or the same content, whose key is derived) returns the first result and costs nothing. Next:
+    list_recent_posts to follow publication; reschedule_post or cancel_scheduled_post to change it.
+    """
+    payload = await service.schedule(
+        session=ctx.session,
+        settings=ctx.settings,
+        fetcher=Fetcher(ctx.settings.fetch),
+        account_id=ctx.principal.account_id,
+        project_id=ctx.project_id,
+        accessible_project_ids=ctx.accessible_project_ids,
+        arguments=args.model_dump(mode="json", exclude_none=True),
+        credits_debited=ctx.credits_debited,
+        request_id=ctx.request_id,
+    )
+    return SchedulePostOut.model_validate(payload)
+
+
+@tool(
+    module="distribution",
+    scope=scopes.DISTRIBUTE,
+    credits=0,
+    destructive=True,
+    open_world=True,
+    project="object",
+    object_id="post_id",
+)
+async def reschedule_post(ctx: ToolContext, args: ReschedulePostIn) -> ReschedulePostOut:
+    """Moves a pending or scheduled post to a new future time.
+
+    Pass expected_scheduled_at (the time you last read) to fail with conflict "schedule_conflict" if someone
+    changed it meanwhile. A post being published, or already published, failed or cancelled, cannot move.
+    """
+    return ReschedulePostOut.model_validate(
+        await service.reschedule(
+            session=ctx.session,
+            project_id=ctx.project_id,
+            post_id=args.post_id,
+            scheduled_at=args.scheduled_at,
+            expected_scheduled_at=args.expected_scheduled_at,
+        )
+    )
+
+
+@tool(
+    module="distribution",
+    scope=scopes.DISTRIBUTE,
+    credits=0,
+    destructive=True,
+    idempotent=True,
+    open_world=True,
+    project="object",
+    object_id="post_id",
+    response_format=None,
+    text_shape="summary",
+)
+async def cancel_scheduled_post(ctx: ToolContext, args: CancelScheduledPostIn) -> CancelScheduledPostOut:
+    """Cancels a post that has not been published yet and refunds its credit (confirm must be true).
+
+    Never deletes anything on a platform: a post being published or already published answers conflict.
+    Repeating the cancel answers the same with already_cancelled true and no second refund.
+    """
+    return CancelScheduledPostOut.model_validate(
+        await service.cancel(session=ctx.session, project_id=ctx.project_id, post_id=args.post_id)
+    )
+
+
+@tool(module="distribution", scope=scopes.READ, credits=0, read_only=True, idempotent=True, project="strict")
+async def list_recent_posts(ctx: ToolContext, args: ListRecentPostsIn) -> ListRecentPostsOut:
+    """Lists the project's recent posts (newest first) with their status, platform ids and errors.
+
+    status "scheduled" also matches posts waiting to publish and being published. Use it to follow a
+    schedule_post or to find a post_id for reschedule_post / cancel_scheduled_post.
+    """
+    return ListRecentPostsOut.model_validate(
+        {
+            "posts": await service.list_recent(
+                session=ctx.session,
+                project_id=ctx.project_id,
+                platform=args.platform,
+                status=args.status,
+                days=args.days,
+                limit=args.limit,
+            )
+        }
+    )
+
+
+@tool(
+    module="distribution", scope=scopes.READ, credits=0, read_only=True, idempotent=True, project="accounts"
+)
+async def list_connected_accounts(
+    ctx: ToolContext, args: ListConnectedAccountsIn
+) -> ListConnectedAccountsOut:
+    """Lists the project's connected platform accounts (usable ones, or all with include_all).
+
+    Use the ids as account_id / account_ids of schedule_post when a platform has several accounts. No account
+    for a platform? Call start_platform_connection.
+    """
+    found = await accounts_service.list_for_project(
+        session=ctx.session, project_id=ctx.project_id, include_all=args.include_all
+    )
+    return ListConnectedAccountsOut.model_validate(
+        {
+            "accounts": [
+                {
+                    "id": str(account.id),
+                    "platform": account.platform,
+                    "connector": account.connector,
+                    "status": account.status,
+                    "effective_status": accounts_service.effective_status(account),
+                    "username": account.username,
+                    "created_at": service.iso(account.created_at),
+                    "updated_at": service.iso(account.updated_at),
+                    "expires_at": service.iso(account.expires_at),
+                    "has_refresh_token": account.has_refresh_token,
+                    "project_id": str(account.project_id),
+                }
+                for account in found
+            ]
+        }
+    )
+
+
+@tool(
+    module="distribution",
+    scope=scopes.DISTRIBUTE,
+    credits=0,
+    open_world=True,
+    project="strict",
+    text_shape="bare",
+)
+async def start_platform_connection(
+    ctx: ToolContext, args: StartPlatformConnectionIn
+) -> StartPlatformConnectionOut:
+    """Starts connecting a platform account: returns a single-use link to toolhost's connect page.
+
+    A person opens the link within 2 minutes and completes the platform's OAuth flow, enters a token, or
+    gives a webhook URL (whose signing secret is shown once). Next: wait_for_connection.
+    """
+    link, url = await accounts_service.start_link(
+        session=ctx.session, settings=ctx.settings, project_id=ctx.project_id, platform=args.platform
+    )
+    return StartPlatformConnectionOut(
+        platform=link.platform,
+        project_id=str(ctx.project_id),
+        deep_link=url,
+        expires_at=service.iso(link.expires_at) or "",
+        next_step="Open the link, finish the form, then call wait_for_connection with "
+        f"platform={link.platform}.",
+    )
+
+
+@tool(
+    module="distribution",
+    scope=scopes.READ,
+    credits=0,
+    read_only=True,
+    idempotent=True,
+    project="strict",
+    text_shape="bare",
+    waits=True,
+)
+async def wait_for_connection(ctx: ToolContext, args: WaitForConnectionIn) -> WaitForConnectionOut:
+    """Waits until the project has a usable account on the platform (at once if it has one), or times out.
+
+    Timing out is a success with connected false: finish the connect page, or start a new link.
+    """
+    await ctx.commit_before_waiting()
+    platform = accounts_service.canonical_platform(args.platform)
+    deadline = time.monotonic() + args.timeout_s
+    attempts = 0
+    while True:
+        attempts += 1
+        async with ctx.fresh_transaction() as session:
+            found = [
+                account
+                for account in await accounts_service.list_for_project(
+                    session=session, project_id=ctx.project_id, include_all=False
+                )
+                if account.platform == platform
+            ]
+        if found:
+            return _connected(platform, str(ctx.project_id), found, attempts)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return WaitForConnectionOut(
+                connected=False,
+                platform=platform,
+                project_id=str(ctx.project_id),
+                timed_out=True,
+                attempts=attempts,
+                message=f"No {platform} account connected within {args.timeout_s} s: "
+                "finish the connect page, "
+                "or call start_platform_connection for a new link.",
+            )
+        await asyncio.sleep(min(args.poll_interval_s, remaining))
+
+
+def _connected(platform: str, project_id: str, found: list, attempts: int) -> WaitForConnectionOut:  # type: ignore[type-arg]
+    if len(found) == 1:
+        account = found[0]
+        return WaitForConnectionOut(
+            connected=True,
+            platform=platform,
+            project_id=project_id,
+            account_id=str(account.id),
+            username=account.username,
+            connected_at=service.iso(account.created_at),
+            attempts=attempts,
+        )
+    return WaitForConnectionOut(
+        connected=True,
+        platform=platform,
+        project_id=project_id,
+        attempts=attempts,
+        accounts=[
+            {"id": str(a.id), "username": a.username, "connected_at": service.iso(a.created_at)}  # type: ignore[misc]
+            for a in found
+        ],
+        message=f"{len(found)} {platform} accounts are connected; pass the one you mean as account_id.",
+    )
+
+
+@tool(module="planning", scope=scopes.READ, credits=0, read_only=True, idempotent=True, project="strict")
+async def find_next_slots(ctx: ToolContext, args: FindNextSlotsIn) -> FindNextSlotsOut:
+    """Finds the next free posting slots per platform in the coming 7 days, best engagement first.
+
+    Slots avoid the project's drafts, pending and scheduled posts by min_gap_hours (per platform). Pass
+    them as schedule_at to schedule_post; schedule_content_plan uses the same slots for posts without a time.
+    """
+    return FindNextSlotsOut.model_validate(
+        await slots.find(
+            session=ctx.session,
+            project_id=ctx.project_id,
+            platforms=args.platforms,
+            count=args.count,
+            start_after=args.start_after,
+            min_gap_hours=args.min_gap_hours,
+        )
+    )
+
+
+@tool(
+    module="planning",
+    scope=scopes.DISTRIBUTE,
+    credits=plans.no_upfront_debit,
+    units=plans.inline_post_count,
+    destructive=True,
+    open_world=True,
+    project="object_or_accounts",
+    object_id="plan_id",
+)
+async def schedule_content_plan(ctx: ToolContext, args: ScheduleContentPlanIn) -> ScheduleContentPlanOut:
+    """Schedules the posts of a plan that its approvals and the quality gate let through (1 credit per post).
+
+    Only posts with an approved or edited approval item go on when the plan has items; posts without a
+    time get find_next_slots slots; posts failing quality are skipped. dry_run reports the gate without
+    spending. Per-post failures are listed in posts[] and summary, never as a tool error.
+    Next: list_recent_posts.
+    """
+    return ScheduleContentPlanOut.model_validate(await plans.schedule(ctx=ctx, args=args))

@@ -1,0 +1,31 @@
+"""The media objects table: every key in the media store, whose it is and what it holds."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import BigInteger, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from toolhost.db.base import Base, new_id, utcnow
+
+
+class MediaObject(Base):
+    """A stored file; `key` is its media-store key (CATALOG.md §1.13), the `r2_key` callers pass around."""
+
+    __tablename__ = "media_objects"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    key: Mapped[str] = mapped_column(String(1024), unique=True)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), default=None, index=True
+    )
+    kind: Mapped[str] = mapped_column(String(20), doc="uploads, or the job type that produced it")
+    content_type: Mapped[str] = mapped_column(String(100))
+    size: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    file_name: Mapped[str | None] = mapped_column(String(255), default=None)
+    job_id: Mapped[uuid.UUID | None] = mapped_column(default=None, index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

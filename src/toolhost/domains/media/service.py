@@ -1,0 +1,331 @@
+"""Media logic: checked uploads into the store, signed expiring URLs, and who may use a key."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import re
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+from urllib.parse import quote, urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.db.base import utcnow
+from toolhost.domains.media.models import MediaObject
+from toolhost.platform.jobs import Job
+from toolhost.platform.results import Conflict, NotFound, ValidationFailed
+from toolhost.providers.fetch import Fetcher
+from toolhost.providers.media_store import LocalMediaStore
+
+if TYPE_CHECKING:
+    from toolhost.config import Settings
+
+EXTENSIONS = {
+    "image/jpeg": "jpg",
+    "image/png": "png",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "video/mp4": "mp4",
+    "video/webm": "webm",
+    "video/quicktime": "mov",
+    "audio/mpeg": "mp3",
+    "audio/wav": "wav",
+    "text/html": "html",
+}
+TYPES_BY_EXTENSION = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "mp4": "video/mp4",
+    "mov": "video/quicktime",
+    "webm": "video/webm",
+    "mp3": "audio/mpeg",
+    "wav": "audio/wav",
+    "html": "text/html",
+    "htm": "text/html",
+}
+TYPE_ALIASES = {
+    "image/jpg": "image/jpeg",
+    "audio/x-wav": "audio/wav",
+    "audio/wave": "audio/wav",
+    "audio/mp3": "audio/mpeg",
+}
+BASE64_ALPHABET = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+DATA_URL_PREFIX = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(;[\w-]+=[\w-]+)*;base64,", re.IGNORECASE)
+SCHEME_PREFIX = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+def sniff(data: bytes) -> str | None:
+    """The media type the bytes' signature shows (only the allowed types), or None."""
+    head = data[:64]
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return "audio/wav"
+    if head[4:8] == b"ftyp":
+        return "video/quicktime" if head[8:12] == b"qt  " else "video/mp4"
+    if head[:4] == b"\x1a\x45\xdf\xa3":
+        return "video/webm"
+    if head[:3] == b"ID3" or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
+        return "audio/mpeg"
+    text = data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if text.startswith((b"<!doctype html", b"<html", b"<!--", b"<head", b"<body")) or b"<html" in text:
+        return "text/html"
+    return None
+
+
+def normalize_type(content_type: str | None) -> str | None:
+    """A declared type lower-cased, without parameters, with common aliases mapped."""
+    if not content_type:
+        return None
+    value = content_type.split(";", 1)[0].strip().lower()
+    return TYPE_ALIASES.get(value, value)
+
+
+def type_from_name(name: str | None) -> str | None:
+    """The type a file name's extension means."""
+    if not name or "." not in name:
+        return None
+    return TYPES_BY_EXTENSION.get(name.rsplit(".", 1)[1].lower())
+
+
+def strip_scheme(key: str) -> str:
+    """A key without a leading `<scheme>://` other than http(s) (r2://, s3://)."""
+    match = SCHEME_PREFIX.match(key)
+    if match and not key.lower().startswith(("http://", "https://")):
+        return key[match.end() :]
+    return key
+
+
+def _signing_key(settings: Settings) -> bytes:
+    return hmac.new(settings.secret_key.encode(), b"toolhost media urls v1", hashlib.sha256).digest()
+
+
+def signature(settings: Settings, key: str, expires: int) -> str:
+    """The `sig` of a media URL: HMAC-SHA256 over the key and its expiry."""
+    return hmac.new(_signing_key(settings), f"{key}\n{expires}".encode(), hashlib.sha256).hexdigest()
+
+
+def signed_url(settings: Settings, key: str, *, ttl: int | None = None) -> str:
+    """A fresh URL of toolhost's media route for the key, valid `ttl` seconds."""
+    expires = int(time.time()) + (ttl if ttl is not None else settings.media.url_ttl_seconds)
+    return f"{settings.api_root}/media/{quote(key)}?exp={expires}&sig={signature(settings, key, expires)}"
+
+
+def signature_valid(settings: Settings, key: str, expires: str, given: str) -> bool:
+    """Whether a media URL's signature is genuine and not expired."""
+    if not expires.isdigit() or int(expires) < time.time():
+        return False
+    return hmac.compare_digest(signature(settings, key, int(expires)), given)
+
+
+def store(settings: Settings) -> LocalMediaStore:
+    """The configured media store."""
+    return LocalMediaStore(settings.media.root)
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A stored upload and its fresh signed URL."""
+
+    media: MediaObject
+    signed_url: str
+
+
+def decode_file_data(file_data: str, *, max_bytes: int) -> tuple[bytes, str | None]:
+    """Decodes strict base64 (optionally a data: URL); returns the bytes and the data URL's type."""
+    declared = None
+    match = DATA_URL_PREFIX.match(file_data)
+    if match:
+        declared = match.group(1)
+        file_data = file_data[match.end() :]
+    compact = "".join(file_data.split())
+    if not compact or not BASE64_ALPHABET.match(compact) or len(compact) % 4:
+        raise ValidationFailed(
+            "file_data is not base64 (alphabet A-Z a-z 0-9 + / =)",
+            field_errors=[{"path": "file_data", "message": "not standard base64"}],
+        )
+    if len(compact) // 4 * 3 - compact.count("=") > max_bytes:
+        raise ValidationFailed(
+            f"file_data is larger than {max_bytes // (1024 * 1024)} MB decoded",
+            field_errors=[{"path": "file_data", "message": "too large"}],
+        )
+    try:
+        return base64.b64decode(compact, validate=True), declared
+    except binascii.Error as error:
+        raise ValidationFailed(
+            "file_data is not valid base64", field_errors=[{"path": "file_data", "message": "not base64"}]
+        ) from error
+
+
+def check_type(data: bytes, declared: str | None) -> str:
+    """The declared type when allowed and matched by the bytes; otherwise validation_error."""
+    actual = sniff(data)
+    if declared is None:
+        raise ValidationFailed(
+            "the media type is unknown: give content_type or a file_name with a known extension",
+            field_errors=[{"path": "content_type", "message": "required"}],
+        )
+    if declared not in EXTENSIONS:
+        raise ValidationFailed(
+            f"media type {declared} is not allowed",
+            allowed=sorted(EXTENSIONS),
+            field_errors=[{"path": "content_type", "message": "type not allowed"}],
+        )
+    if actual != declared:
+        raise ValidationFailed(
+            f"the bytes are {actual or 'not a recognised media type'}, not the declared {declared}",
+            field_errors=[{"path": "content_type", "message": "does not match the file's signature"}],
+        )
+    return declared
+
+
+def new_key(*, project_id: uuid.UUID | None, account_id: uuid.UUID, kind: str, content_type: str) -> str:
+    """A fresh key `projects/<id>/<kind>/<yyyy>/<mm>/<uuid>.<ext>` (or `accounts/<id>/…`)."""
+    now = utcnow()
+    owner = f"projects/{project_id}" if project_id else f"accounts/{account_id}"
+    return f"{owner}/{kind}/{now:%Y}/{now:%m}/{uuid.uuid4()}.{EXTENSIONS[content_type]}"
+
+
+async def save(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    account_id: uuid.UUID,
+    project_id: uuid.UUID | None,
+    data: bytes,
+    content_type: str,
+    kind: str = "uploads",
+    file_name: str | None = None,
+    job_id: uuid.UUID | None = None,
+) -> Upload:
+    """Writes checked bytes to the store and records the key (other domains store job outputs this way)."""
+    key = new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type)
+    store(settings).put(key, data)
+    media = MediaObject(
+        key=key,
+        account_id=account_id,
+        project_id=project_id,
+        kind=kind,
+        content_type=content_type,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        file_name=file_name,
+        job_id=job_id,
+    )
+    session.add(media)
+    await session.flush()
+    return Upload(media=media, signed_url=signed_url(settings, key))
+
+
+async def upload(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    fetcher: Fetcher,
+    account_id: uuid.UUID,
+    project_id: uuid.UUID | None,
+    source: str | None,
+    file_data: str | None,
+    file_name: str | None,
+    content_type: str | None,
+) -> Upload:
+    """upload_media: base64 or URL in, checked against its declared type, stored under a new key."""
+    if (source is None) == (file_data is None):
+        raise ValidationFailed(
+            "give exactly one of source or file_data",
+            field_errors=[{"path": "source", "message": "exactly one of source / file_data"}],
+        )
+    if file_name is not None and PurePosixPath(file_name.replace("\\", "/")).name != file_name:
+        raise ValidationFailed(
+            "file_name must be a base name, without directories",
+            field_errors=[{"path": "file_name", "message": "base name only"}],
+        )
+    declared = normalize_type(content_type)
+    if file_data is not None:
+        data, data_url_type = decode_file_data(file_data, max_bytes=settings.media.max_upload_bytes)
+        declared = declared or normalize_type(data_url_type) or type_from_name(file_name)
+    else:
+        assert source is not None
+        if not source.lower().startswith(("http://", "https://")):
+            raise ValidationFailed(
+                "source must be an http(s) URL; local files can only be uploaded with the CLI",
+                field_errors=[{"path": "source", "message": "not an http(s) URL"}],
+            )
+        response = (await fetcher.get(source, max_bytes=settings.media.max_fetch_bytes)).ensure_success()
+        data = response.content
+        file_name = file_name or PurePosixPath(urlsplit(response.url).path).name or None
+        declared = declared or normalize_type(response.content_type) or type_from_name(file_name)
+        if declared == "application/octet-stream":
+            declared = type_from_name(file_name)
+    checked = check_type(data, declared)
+    return await save(
+        session=session,
+        settings=settings,
+        account_id=account_id,
+        project_id=project_id,
+        data=data,
+        content_type=checked,
+        file_name=file_name,
+    )
+
+
+async def find(
+    *,
+    session: AsyncSession,
+    key: str,
+    account_id: uuid.UUID,
+    accessible_project_ids: Sequence[uuid.UUID],
+) -> MediaObject:
+    """The media object of a key the caller may use; anything else (another tenant's key) is not_found."""
+    media = await session.scalar(select(MediaObject).where(MediaObject.key == strip_scheme(key)))
+    if media is None or not _accessible(media, account_id, accessible_project_ids):
+        raise NotFound("no media with this key in your projects", recover_with="upload it with upload_media")
+    return media
+
+
+def _accessible(
+    media: MediaObject, account_id: uuid.UUID, accessible_project_ids: Sequence[uuid.UUID]
+) -> bool:
+    if media.project_id is not None:
+        return media.project_id in accessible_project_ids
+    return media.account_id == account_id
+
+
+async def job_output(
+    *,
+    session: AsyncSession,
+    job_id: uuid.UUID,
+    accessible_project_ids: Sequence[uuid.UUID],
+) -> MediaObject:
+    """The primary output of a completed job of the caller's projects."""
+    job = await session.get(Job, job_id)
+    if job is None or job.project_id not in accessible_project_ids:
+        raise NotFound("no job with this id in your projects", recover_with="check the id with check_status")
+    if job.status != "completed":
+        raise Conflict(
+            f"the job is {job.status}; its output is not ready",
+            current_status=job.status,
+            recover_with="poll check_status until the job is completed",
+        )
+    key = (job.output or {}).get("primary")
+    media = await session.scalar(select(MediaObject).where(MediaObject.key == key)) if key else None
+    if media is None:
+        raise NotFound("this job has no media output")
+    return media
