@@ -1,0 +1,96 @@
+"""Fixtures of the distribution tests: fetch allowed to 127.0.0.1, the routes mounted, a worker, a receiver."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+
+from tests.conftest import settings_for_test
+from tests.domains.distribution.standins import WebhookReceiver, serve
+from toolhost.config import Settings
+from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import routes as distribution_routes
+from toolhost.domains.distribution.dispatcher import publish_due_posts
+from toolhost.domains.media import routes as media_routes
+from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.runtime import Platform
+
+
+def local_settings(database_url: str, media_root: Path, **overrides: Any) -> Settings:
+    """Test settings that let the fetcher reach the stand-ins on 127.0.0.1 over plain http."""
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "media": {"root": str(media_root)},
+        "fetch": {"allow": ["127.0.0.1"], "allow_http": True},
+        "distribution": {"connectors": {"webhook_backoff": 0.01}},
+    }
+    values.update(overrides)
+    return settings_for_test(**values)
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return local_settings(database_url, tmp_path / "media")
+
+
+@pytest.fixture(autouse=True)
+def mounted_routes(request: pytest.FixtureRequest) -> None:
+    """Mounts the domain's routes on the test app when the app does not mount them yet."""
+    if "app" not in request.fixturenames:
+        return
+    app: Starlette = request.getfixturevalue("app")
+    paths = {getattr(route, "path", None) for route in app.router.routes}
+    for route in [*media_routes.routes, *distribution_routes.routes]:
+        if route.path not in paths:
+            app.router.routes.insert(0, route)
+
+
+@pytest.fixture
+def worker(platform: Platform) -> WorkerContext:
+    """A worker identity on the test database; tests run the dispatcher poller through it."""
+    return WorkerContext(
+        settings=platform.settings, session_factory=platform.session_factory, worker_id="worker-a"
+    )
+
+
+async def drain(context: WorkerContext) -> int:
+    """Runs the dispatcher until nothing is due; returns the posts it handled."""
+    total = 0
+    while handled := await publish_due_posts(context):
+        total += handled
+    return total
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[tuple[WebhookReceiver, str]]:
+    """A webhook receiver on 127.0.0.1 and its URL."""
+    stand_in = WebhookReceiver()
+    async with serve(stand_in.app()) as base:
+        yield stand_in, f"{base}/hook"
+
+
+async def connect_webhook(
+    platform: Platform,
+    project_id: uuid.UUID,
+    url: str,
+    receiver: WebhookReceiver | None = None,
+    platform_name: str = "twitter",
+) -> uuid.UUID:
+    """Connects a webhook account the way `toolhost connections add` does; the receiver learns the secret."""
+    async with platform.session_factory() as session, session.begin():
+        account, shown = await accounts_service.create(
+            session=session,
+            settings=platform.settings,
+            project_id=project_id,
+            platform=platform_name,
+            connector_name="webhook",
+            fields={"url": url},
+        )
+    if receiver is not None:
+        receiver.secret = shown["signing_secret"]
+    return account.id

@@ -1,0 +1,289 @@
+"""schedule_post through HTTP, published by the dispatcher to a local webhook receiver."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from tests.conftest import Tenant, TenantFactory
+from tests.domains.distribution.conftest import connect_webhook, drain
+from tests.domains.distribution.standins import WebhookReceiver
+from toolhost.domains.distribution import dispatcher
+from toolhost.domains.distribution.models import Post
+from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform.models import Account
+from toolhost.platform.runtime import Platform
+from toolhost.providers.connectors import webhook
+
+
+def later(hours: float = 2) -> str:
+    return (datetime.now(UTC) + timedelta(hours=hours)).isoformat()
+
+
+async def balance(platform: Platform, account_id: uuid.UUID) -> int:
+    async with platform.session_factory() as session:
+        account = await session.get(Account, account_id)
+        assert account is not None
+        return account.credit_balance
+
+
+async def post_row(platform: Platform, post_id: str) -> Post:
+    async with platform.session_factory() as session:
+        post = await session.get(Post, uuid.UUID(post_id))
+        assert post is not None
+        return post
+
+
+async def error_of(tenant: Tenant, tool: str, arguments: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    response = await tenant.call(tool, arguments)
+    body = response.json()
+    assert body["isError"], body
+    return response.status_code, body["structuredContent"]["error"]
+
+
+async def test_a_post_without_schedule_at_is_published_once_through_the_signed_webhook(
+    tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    stand_in, url = receiver
+    await connect_webhook(platform, tenant.project_id, url, stand_in)
+    data = await tenant.data(
+        "schedule_post",
+        {"caption": "Launch day: the new planner is live.", "platforms": ["twitter"], "hashtags": ["launch"]},
+    )
+    post_id = data["results"]["Twitter"]["postId"]
+    assert data["scheduledAt"] is None and (await post_row(platform, post_id)).status == "pending"
+
+    assert await drain(worker) == 1
+
+    assert len(stand_in.deliveries) == 1 and stand_in.bad_signatures == 0
+    delivery = stand_in.deliveries[0]
+    assert delivery["key"] == f"{data['idempotency_key']}-twitter"
+    assert delivery["body"]["caption"] == "Launch day: the new planner is live."
+    assert delivery["body"]["text"].endswith("#launch")
+    post = await post_row(platform, post_id)
+    assert post.status == "published" and post.external_post_id == f"ext-{delivery['key'][-12:]}"
+    assert post.external_url and post.published_at is not None
+    async with platform.session_factory() as session:
+        job = await session.get(Job, uuid.UUID(data["results"]["Twitter"]["jobId"]))
+        assert job is not None and (job.status, job.billing_status) == ("completed", "charged")
+    listed = await tenant.data("list_recent_posts", {"status": "published"})
+    assert [item["id"] for item in listed["posts"]] == [post_id]
+
+
+async def test_an_identical_retry_returns_the_first_post_and_costs_nothing(
+    tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    arguments = {"caption": "Same words twice", "platforms": ["twitter"], "schedule_at": later()}
+    before = await balance(platform, tenant.account_id)
+    first = await tenant.data("schedule_post", arguments)
+    again = await tenant.data("schedule_post", arguments)
+    assert again == first
+    assert await balance(platform, tenant.account_id) == before - 1
+    keyed = {**arguments, "idempotency_key": "client-key-001", "caption": "With my own key"}
+    assert await tenant.data("schedule_post", keyed) == await tenant.data("schedule_post", keyed)
+    async with platform.session_factory() as session:
+        assert await session.scalar(select(func.count()).select_from(Post)) == 2
+    status, error = await error_of(tenant, "schedule_post", {**keyed, "caption": "Another request, same key"})
+    assert status == 200 and error["error_type"] == "conflict"
+
+
+async def test_a_worker_that_dies_mid_publication_is_retried_with_the_same_key_and_published_once(
+    tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    stand_in, url = receiver
+    await connect_webhook(platform, tenant.project_id, url, stand_in)
+    data = await tenant.data("schedule_post", {"caption": "Crash test", "platforms": ["twitter"]})
+    post_id = uuid.UUID(data["results"]["Twitter"]["postId"])
+
+    # Worker A claims the post and delivers it, then dies before recording the outcome.
+    [claimed] = await dispatcher.claim(worker, limit=10)
+    connectors = dispatcher.Connectors(platform.settings)
+    connector = connectors.get("webhook")
+    assert connector is not None
+    async with platform.session_factory() as session:
+        account = await session.get(dispatcher.ConnectedAccount, claimed.connected_account_id)
+    assert account is not None
+    view = dispatcher.accounts_service.session_of(
+        account, dispatcher.TokenVault(platform.settings.secret_key)
+    )
+    await connector.publish(
+        view,
+        dispatcher._outgoing(worker, claimed, connector),
+        dispatcher.PublishContext(state={}, save_state=_ignore),
+    )
+    assert len(stand_in.deliveries) == 1
+
+    # While the lease holds nobody else takes it; once it expires, worker B does, with the same key.
+    other = WorkerContext(
+        settings=worker.settings, session_factory=worker.session_factory, worker_id="worker-b"
+    )
+    assert await drain(other) == 0
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(Post)
+            .where(Post.id == post_id)
+            .values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    assert await drain(other) == 1
+
+    assert [delivery["key"] for delivery in stand_in.deliveries] == [claimed.idempotency_key] * 2
+    assert len(stand_in.published) == 1
+    post = await post_row(platform, str(post_id))
+    assert (post.status, post.attempt) == ("published", 2)
+
+
+async def _ignore(state: dict[str, Any]) -> None:
+    return None
+
+
+async def test_failures_retry_after_1_5_15_minutes_then_fail_with_the_reason_and_a_refund(
+    tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    stand_in, url = receiver
+    stand_in.fail_next = 1000
+    await connect_webhook(platform, tenant.project_id, url, stand_in)
+    before = await balance(platform, tenant.account_id)
+    data = await tenant.data("schedule_post", {"caption": "Unlucky", "platforms": ["twitter"]})
+    post_id = data["results"]["Twitter"]["postId"]
+    for expected_delay in (60, 300, 900):
+        started = datetime.now(UTC)
+        assert await drain(worker) == 1
+        post = await post_row(platform, post_id)
+        assert post.status == "scheduled" and "503" in (post.error or "")
+        assert abs((post.due_at - started).total_seconds() - expected_delay) < 5
+        async with platform.session_factory() as session, session.begin():
+            await session.execute(update(Post).where(Post.id == post.id).values(due_at=datetime.now(UTC)))
+    assert await drain(worker) == 1
+    post = await post_row(platform, post_id)
+    assert post.status == "failed" and post.failures == 4 and post.refunded
+    assert len(stand_in.deliveries) == 4 * 3  # three deliveries with backoff inside each attempt
+    assert await balance(platform, tenant.account_id) == before
+    listed = await tenant.data("list_recent_posts", {"status": "failed"})
+    assert listed["posts"][0]["error"] == post.error
+
+
+async def test_a_receiver_that_rejects_the_post_fails_it_at_once(
+    tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    stand_in, url = receiver
+    stand_in.fail_next, stand_in.fail_status = 1, 422
+    await connect_webhook(platform, tenant.project_id, url, stand_in)
+    data = await tenant.data("schedule_post", {"caption": "Rejected", "platforms": ["twitter"]})
+    await drain(worker)
+    post = await post_row(platform, data["results"]["Twitter"]["postId"])
+    assert post.status == "failed" and "422" in (post.error or "") and len(stand_in.deliveries) == 1
+
+
+async def test_reschedule_honours_the_expected_time_and_refuses_published_posts(
+    tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1], receiver[0])
+    first_time = later(2)
+    data = await tenant.data(
+        "schedule_post", {"caption": "Move me", "platforms": ["twitter"], "schedule_at": first_time}
+    )
+    post_id = data["results"]["Twitter"]["postId"]
+    new_time = later(5)
+    status, error = await error_of(
+        tenant,
+        "reschedule_post",
+        {"post_id": post_id, "scheduled_at": new_time, "expected_scheduled_at": later(3)},
+    )
+    assert status == 200 and error["code"] == "schedule_conflict"
+    moved = await tenant.data(
+        "reschedule_post", {"post_id": post_id, "scheduled_at": new_time, "expected_scheduled_at": first_time}
+    )
+    assert moved["previous_scheduled_at"] == data["scheduledAt"]
+    assert (await post_row(platform, post_id)).scheduled_at == datetime.fromisoformat(new_time)
+    _, error = await error_of(tenant, "reschedule_post", {"post_id": post_id, "scheduled_at": later(-1)})
+    assert error["error_type"] == "validation_error"
+
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(Post).where(Post.id == uuid.UUID(post_id)).values(due_at=datetime.now(UTC))
+        )
+    await drain(worker)
+    status, error = await error_of(tenant, "reschedule_post", {"post_id": post_id, "scheduled_at": later(9)})
+    assert status == 200 and (error["code"], error["current_status"]) == ("not_reschedulable", "published")
+    assert (await post_row(platform, post_id)).status == "published"
+
+
+async def test_cancel_refunds_once_and_a_claimed_post_cannot_be_cancelled(
+    tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    before = await balance(platform, tenant.account_id)
+    data = await tenant.data(
+        "schedule_post", {"caption": "Cancel me", "platforms": ["twitter"], "schedule_at": later()}
+    )
+    post_id = data["results"]["Twitter"]["postId"]
+    response = await tenant.call("cancel_scheduled_post", {"post_id": post_id, "confirm": "true"})
+    assert response.status_code == 400
+    cancelled = await tenant.data("cancel_scheduled_post", {"post_id": post_id, "confirm": True})
+    assert (cancelled["status"], cancelled["refunded_credits"]) == ("cancelled", 1)
+    again = await tenant.data("cancel_scheduled_post", {"post_id": post_id, "confirm": True})
+    assert again["already_cancelled"] is True
+    assert await balance(platform, tenant.account_id) == before
+
+    now_post = await tenant.data("schedule_post", {"caption": "Being published", "platforms": ["twitter"]})
+    await dispatcher.claim(worker, limit=10)
+    status, error = await error_of(
+        tenant,
+        "cancel_scheduled_post",
+        {"post_id": now_post["results"]["Twitter"]["postId"], "confirm": True},
+    )
+    assert status == 200 and error["code"] == "publishing_in_progress"
+
+
+async def test_bad_inputs_get_their_documented_errors_and_change_nothing(
+    tenant: Tenant, make_tenant: TenantFactory, platform: Platform, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    before = await balance(platform, tenant.account_id)
+    base = {"caption": "Hello", "platforms": ["twitter"]}
+    _, error = await error_of(tenant, "schedule_post", base)
+    assert error["error_type"] == "validation_error" and "no active account" in error["message"]
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    _, error = await error_of(tenant, "schedule_post", {**base, "schedule_at": later(-1)})
+    assert error["error_type"] == "validation_error" and error["field_errors"][0]["path"] == "schedule_at"
+    status, error = await error_of(tenant, "schedule_post", {**base, "idempotency_key": "seven77"})
+    assert status == 400 and error["error_type"] == "validation_error"
+    _, error = await error_of(
+        tenant, "schedule_post", {**base, "auto_rehost": False, "media_url": "http://example.com/a.png"}
+    )
+    assert error["error_type"] == "validation_error" and "https" in error["message"]
+    _, error = await error_of(
+        tenant, "schedule_post", {**base, "auto_rehost": False, "media_url": "https://10.1.2.3/a.png"}
+    )
+    assert error["error_type"] == "validation_error" and "private" in error["message"]
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    _, error = await error_of(tenant, "schedule_post", base)
+    assert error["error_type"] == "validation_error" and len(error["candidates"]) == 2
+    _, error = await error_of(tenant, "schedule_post", {**base, "platforms": ["youtube"]})
+    assert error["error_type"] == "validation_error"
+    async with platform.session_factory() as session:
+        assert await session.scalar(select(func.count()).select_from(Post)) == 0
+        assert await session.scalar(select(func.count()).select_from(Job)) == 0
+    assert await balance(platform, tenant.account_id) == before
+
+    other = await make_tenant()
+    account_id = await connect_webhook(platform, other.project_id, receiver[1])
+    theirs = await other.data(
+        "schedule_post", {**base, "schedule_at": later(), "account_id": str(account_id)}
+    )
+    post_id = theirs["results"]["Twitter"]["postId"]
+    status, error = await error_of(tenant, "cancel_scheduled_post", {"post_id": post_id, "confirm": True})
+    assert (status, error["error_type"]) == (404, "not_found")
+    assert (await post_row(platform, post_id)).status == "scheduled"
+
+
+def test_the_signature_is_an_hmac_of_timestamp_and_body_and_expires() -> None:
+    header = webhook.sign("whsec_x", b'{"a":1}', 1_700_000_000)
+    assert header.startswith("t=1700000000,v1=")
+    assert webhook.verify("whsec_x", b'{"a":1}', header, now=1_700_000_100)
+    assert not webhook.verify("whsec_x", b'{"a":2}', header, now=1_700_000_100)
+    assert not webhook.verify("whsec_y", b'{"a":1}', header, now=1_700_000_100)
+    assert not webhook.verify("whsec_x", b'{"a":1}', header, now=1_700_001_000)
