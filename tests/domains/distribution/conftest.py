@@ -1,4 +1,4 @@
-"""Fixtures of the distribution tests: fetch allowed to 127.0.0.1, the routes mounted, a worker, a receiver."""
+"""Fixtures of the distribution tests: fetch allowed to 127.0.0.1, routes mounted, a worker, a receiver."""
 
 from __future__ import annotations
 

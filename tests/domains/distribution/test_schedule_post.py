@@ -54,21 +54,26 @@ async def test_a_post_without_schedule_at_is_published_once_through_the_signed_w
         {"caption": "Launch day: the new planner is live.", "platforms": ["twitter"], "hashtags": ["launch"]},
     )
     post_id = data["results"]["Twitter"]["postId"]
-    assert data["scheduledAt"] is None and (await post_row(platform, post_id)).status == "pending"
+    assert data["scheduledAt"] is None
+    assert (await post_row(platform, post_id)).status == "pending"
 
     assert await drain(worker) == 1
 
-    assert len(stand_in.deliveries) == 1 and stand_in.bad_signatures == 0
+    assert len(stand_in.deliveries) == 1
+    assert stand_in.bad_signatures == 0
     delivery = stand_in.deliveries[0]
     assert delivery["key"] == f"{data['idempotency_key']}-twitter"
     assert delivery["body"]["caption"] == "Launch day: the new planner is live."
     assert delivery["body"]["text"].endswith("#launch")
     post = await post_row(platform, post_id)
-    assert post.status == "published" and post.external_post_id == f"ext-{delivery['key'][-12:]}"
-    assert post.external_url and post.published_at is not None
+    assert post.status == "published"
+    assert post.external_post_id == f"ext-{delivery['key'][-12:]}"
+    assert post.external_url
+    assert post.published_at is not None
     async with platform.session_factory() as session:
         job = await session.get(Job, uuid.UUID(data["results"]["Twitter"]["jobId"]))
-        assert job is not None and (job.status, job.billing_status) == ("completed", "charged")
+        assert job is not None
+        assert (job.status, job.billing_status) == ("completed", "charged")
     listed = await tenant.data("list_recent_posts", {"status": "published"})
     assert [item["id"] for item in listed["posts"]] == [post_id]
 
@@ -88,7 +93,8 @@ async def test_an_identical_retry_returns_the_first_post_and_costs_nothing(
     async with platform.session_factory() as session:
         assert await session.scalar(select(func.count()).select_from(Post)) == 2
     status, error = await error_of(tenant, "schedule_post", {**keyed, "caption": "Another request, same key"})
-    assert status == 200 and error["error_type"] == "conflict"
+    assert status == 200
+    assert error["error_type"] == "conflict"
 
 
 async def test_a_worker_that_dies_mid_publication_is_retried_with_the_same_key_and_published_once(
@@ -153,13 +159,16 @@ async def test_failures_retry_after_1_5_15_minutes_then_fail_with_the_reason_and
         started = datetime.now(UTC)
         assert await drain(worker) == 1
         post = await post_row(platform, post_id)
-        assert post.status == "scheduled" and "503" in (post.error or "")
+        assert post.status == "scheduled"
+        assert "503" in (post.error or "")
         assert abs((post.due_at - started).total_seconds() - expected_delay) < 5
         async with platform.session_factory() as session, session.begin():
             await session.execute(update(Post).where(Post.id == post.id).values(due_at=datetime.now(UTC)))
     assert await drain(worker) == 1
     post = await post_row(platform, post_id)
-    assert post.status == "failed" and post.failures == 4 and post.refunded
+    assert post.status == "failed"
+    assert post.failures == 4
+    assert post.refunded
     assert len(stand_in.deliveries) == 4 * 3  # three deliveries with backoff inside each attempt
     assert await balance(platform, tenant.account_id) == before
     listed = await tenant.data("list_recent_posts", {"status": "failed"})
@@ -175,7 +184,9 @@ async def test_a_receiver_that_rejects_the_post_fails_it_at_once(
     data = await tenant.data("schedule_post", {"caption": "Rejected", "platforms": ["twitter"]})
     await drain(worker)
     post = await post_row(platform, data["results"]["Twitter"]["postId"])
-    assert post.status == "failed" and "422" in (post.error or "") and len(stand_in.deliveries) == 1
+    assert post.status == "failed"
+    assert "422" in (post.error or "")
+    assert len(stand_in.deliveries) == 1
 
 
 async def test_reschedule_honours_the_expected_time_and_refuses_published_posts(
@@ -193,7 +204,8 @@ async def test_reschedule_honours_the_expected_time_and_refuses_published_posts(
         "reschedule_post",
         {"post_id": post_id, "scheduled_at": new_time, "expected_scheduled_at": later(3)},
     )
-    assert status == 200 and error["code"] == "schedule_conflict"
+    assert status == 200
+    assert error["code"] == "schedule_conflict"
     moved = await tenant.data(
         "reschedule_post", {"post_id": post_id, "scheduled_at": new_time, "expected_scheduled_at": first_time}
     )
@@ -208,7 +220,8 @@ async def test_reschedule_honours_the_expected_time_and_refuses_published_posts(
         )
     await drain(worker)
     status, error = await error_of(tenant, "reschedule_post", {"post_id": post_id, "scheduled_at": later(9)})
-    assert status == 200 and (error["code"], error["current_status"]) == ("not_reschedulable", "published")
+    assert status == 200
+    assert (error["code"], error["current_status"]) == ("not_reschedulable", "published")
     assert (await post_row(platform, post_id)).status == "published"
 
 
@@ -236,7 +249,8 @@ async def test_cancel_refunds_once_and_a_claimed_post_cannot_be_cancelled(
         "cancel_scheduled_post",
         {"post_id": now_post["results"]["Twitter"]["postId"], "confirm": True},
     )
-    assert status == 200 and error["code"] == "publishing_in_progress"
+    assert status == 200
+    assert error["code"] == "publishing_in_progress"
 
 
 async def test_bad_inputs_get_their_documented_errors_and_change_nothing(
@@ -245,23 +259,29 @@ async def test_bad_inputs_get_their_documented_errors_and_change_nothing(
     before = await balance(platform, tenant.account_id)
     base = {"caption": "Hello", "platforms": ["twitter"]}
     _, error = await error_of(tenant, "schedule_post", base)
-    assert error["error_type"] == "validation_error" and "no active account" in error["message"]
+    assert error["error_type"] == "validation_error"
+    assert "no active account" in error["message"]
     await connect_webhook(platform, tenant.project_id, receiver[1])
     _, error = await error_of(tenant, "schedule_post", {**base, "schedule_at": later(-1)})
-    assert error["error_type"] == "validation_error" and error["field_errors"][0]["path"] == "schedule_at"
+    assert error["error_type"] == "validation_error"
+    assert error["field_errors"][0]["path"] == "schedule_at"
     status, error = await error_of(tenant, "schedule_post", {**base, "idempotency_key": "seven77"})
-    assert status == 400 and error["error_type"] == "validation_error"
+    assert status == 400
+    assert error["error_type"] == "validation_error"
     _, error = await error_of(
         tenant, "schedule_post", {**base, "auto_rehost": False, "media_url": "http://example.com/a.png"}
     )
-    assert error["error_type"] == "validation_error" and "https" in error["message"]
+    assert error["error_type"] == "validation_error"
+    assert "https" in error["message"]
     _, error = await error_of(
         tenant, "schedule_post", {**base, "auto_rehost": False, "media_url": "https://10.1.2.3/a.png"}
     )
-    assert error["error_type"] == "validation_error" and "private" in error["message"]
+    assert error["error_type"] == "validation_error"
+    assert "private" in error["message"]
     await connect_webhook(platform, tenant.project_id, receiver[1])
     _, error = await error_of(tenant, "schedule_post", base)
-    assert error["error_type"] == "validation_error" and len(error["candidates"]) == 2
+    assert error["error_type"] == "validation_error"
+    assert len(error["candidates"]) == 2
     _, error = await error_of(tenant, "schedule_post", {**base, "platforms": ["youtube"]})
     assert error["error_type"] == "validation_error"
     async with platform.session_factory() as session:
