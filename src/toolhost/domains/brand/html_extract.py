@@ -1,0 +1,249 @@
+"""Reading one HTML page with selectolax (and trafilatura for its main text): identity, logo, links, copy."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+import trafilatura
+from selectolax.lexbor import LexborHTMLParser as HTMLParser
+from selectolax.lexbor import LexborNode as Node
+
+from toolhost.domains.brand.claims import CLAIM_PATTERNS
+from toolhost.domains.brand.colors import to_hex
+from toolhost.domains.brand.text_analysis import WORD, sentences
+
+SUBPAGE_KEYWORDS = (
+    "about",
+    "product",
+    "pricing",
+    "features",
+    "blog",
+    "company",
+    "solutions",
+    "services",
+    "story",
+)
+TITLE_SEPARATORS = re.compile(r"\s+[|\u2013\u2014\-:\u00b7]\s+")
+PAIN = re.compile(
+    r"\b(?:tired of|struggl\w*|hard to|waste[sd]?|wasting|frustrat\w*|no more|without the|stop \w+ing|"
+    r"hours (?:on|spent)|manual(?:ly)?|messy|stress\w*|painful|headache)\b",
+    re.IGNORECASE,
+)
+AUDIENCE = re.compile(
+    r"\b(?:built|made|designed|perfect|ideal|tools?|software|platform|gear|solutions?)\s+for\s+"
+    r"((?:[a-z][\w-]*\s+){0,3}?(?:teams|owners|businesses|founders|families|people|creators|marketers|developers"
+    r"|designers|hikers|cooks|parents|startups|agencies|companies|professionals|students|investors|brands|"
+    r"shops|stores|makers|beginners|everyone))\b",
+    re.IGNORECASE,
+)
+AWARD = re.compile(
+    r"\b(?:award|winner|won|named|rated|certified|editors'? choice|featured in|as seen)\b", re.I
+)
+BENEFIT = re.compile(
+    r"\b(?:helps? you|lets? you|so you can|without|in minutes|in days|save|faster|easier)\b", re.I
+)
+
+
+@dataclass
+class PageFindings:
+    """What one page says about the brand."""
+
+    url: str
+    title: str = ""
+    site_name: str = ""
+    description: str = ""
+    theme_color: str | None = None
+    headings: list[str] = field(default_factory=list)
+    logo_candidates: list[tuple[int, str]] = field(default_factory=list)
+    stylesheet_urls: list[str] = field(default_factory=list)
+    style_blocks: list[str] = field(default_factory=list)
+    inline_styles: list[str] = field(default_factory=list)
+    font_links: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    testimonials: list[str] = field(default_factory=list)
+    text: str = ""
+
+
+def _attr(node: Node, name: str) -> str:
+    value = node.attributes.get(name)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _icon_size(node: Node) -> int:
+    sizes = _attr(node, "sizes")
+    match = re.match(r"(\d+)x(\d+)", sizes)
+    return int(match.group(1)) if match else 16
+
+
+def read_page(html: str, url: str) -> PageFindings:
+    """A page's meta, headings, logo candidates, stylesheets, same-site links, testimonials, main text."""
+    tree = HTMLParser(html)
+    page = PageFindings(url=url)
+    title = tree.css_first("title")
+    page.title = title.text(strip=True)[:300] if title else ""
+    for meta in tree.css("meta"):
+        key = (_attr(meta, "property") or _attr(meta, "name")).lower()
+        content = _attr(meta, "content")[:1000]
+        if key == "og:site_name":
+            page.site_name = content
+        elif key in ("description", "og:description") and not page.description:
+            page.description = content
+        elif key == "theme-color":
+            page.theme_color = to_hex(content)
+        elif key == "og:image" and content:
+            page.logo_candidates.append((1, urljoin(url, content)))
+    for link in tree.css("link"):
+        rel = _attr(link, "rel").lower()
+        href = _attr(link, "href")
+        if not href:
+            continue
+        absolute = urljoin(url, href)
+        if "stylesheet" in rel:
+            if "fonts.googleapis.com" in href or "fonts.bunny.net" in href:
+                page.font_links.append(href)
+            else:
+                page.stylesheet_urls.append(absolute)
+        elif "apple-touch-icon" in rel:
+            page.logo_candidates.append((3, absolute))
+        elif "icon" in rel:
+            page.logo_candidates.append((2 if _icon_size(link) >= 96 else 0, absolute))
+    for image in tree.css("img"):
+        marker = " ".join(_attr(image, name) for name in ("alt", "class", "id", "src")).lower()
+        parent = image.parent
+        if parent is not None:
+            marker += " " + _attr(parent, "class").lower() + " " + _attr(parent, "id").lower()
+        if "logo" in marker and _attr(image, "src"):
+            page.logo_candidates.append((4, urljoin(url, _attr(image, "src"))))
+    for style in tree.css("style"):
+        page.style_blocks.append(style.text()[:2_000_000])
+    for node in tree.css("[style]"):
+        page.inline_styles.append(_attr(node, "style")[:2000])
+    for heading in tree.css("h1, h2, h3"):
+        text = heading.text(separator=" ", strip=True)
+        if 3 <= len(text) <= 160 and text not in page.headings:
+            page.headings.append(text)
+    for anchor in tree.css("a[href]"):
+        page.links.append(urljoin(url, _attr(anchor, "href")))
+    for quote in tree.css("blockquote, [class*=testimonial], [class*=quote], [class*=review]"):
+        text = quote.text(separator=" ", strip=True)
+        if 20 <= len(text) <= 500 and text not in page.testimonials:
+            page.testimonials.append(text)
+    page.text = main_text(html, tree)
+    return page
+
+
+def main_text(html: str, tree: HTMLParser | None = None) -> str:
+    """The page's main text (trafilatura), falling back to the body text without scripts and navigation."""
+    extracted = trafilatura.extract(html, include_comments=False, include_tables=False, favor_recall=True)
+    if extracted and len(extracted) > 200:
+        return extracted
+    tree = tree or HTMLParser(html)
+    for node in tree.css("script, style, noscript, nav, footer, svg"):
+        node.decompose()
+    body = tree.body
+    fallback = body.text(separator="\n", strip=True) if body else ""
+    return extracted if extracted and len(extracted) >= len(fallback) else fallback
+
+
+def brand_name(pages: list[PageFindings]) -> tuple[str, float]:
+    """og:site_name, else the brand part of the title (the part shared by several pages, or the shortest)."""
+    for page in pages:
+        if page.site_name:
+            return page.site_name[:200], 0.9
+    parts_by_page = [TITLE_SEPARATORS.split(page.title) for page in pages if page.title]
+    if not parts_by_page:
+        return "", 0.0
+    if len(parts_by_page) > 1:
+        shared = set(parts_by_page[0]).intersection(*parts_by_page[1:])
+        if shared:
+            return min(shared, key=len).strip()[:200], 0.8
+    parts = parts_by_page[0]
+    if len(parts) > 1:
+        host = urlsplit(pages[0].url).hostname or ""
+        for part in parts:
+            if part.lower().replace(" ", "") in host.replace("-", ""):
+                return part.strip()[:200], 0.8
+        return min(parts, key=len).strip()[:200], 0.6
+    return parts[0].strip()[:200], 0.5
+
+
+def same_site_links(page: PageFindings, limit: int) -> list[str]:
+    """Up to `limit` links on the same site whose path names about, product, pricing, blog and the like."""
+    host = (urlsplit(page.url).hostname or "").removeprefix("www.")
+    ranked: list[tuple[int, str]] = []
+    seen = {page.url.rstrip("/")}
+    for link in page.links:
+        parts = urlsplit(link)
+        if parts.scheme not in ("http", "https") or (parts.hostname or "").removeprefix("www.") != host:
+            continue
+        clean = f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
+        if clean in seen:
+            continue
+        path = parts.path.lower()
+        for rank, keyword in enumerate(SUBPAGE_KEYWORDS):
+            if keyword in path:
+                ranked.append((rank, clean))
+                seen.add(clean)
+                break
+    return [link for _, link in sorted(ranked)[:limit]]
+
+
+def copy_sentences(text: str) -> list[str]:
+    """The sentences of a text, trimmed."""
+    return [
+        text[start:end].strip() for start, end in sentences(text) if len(WORD.findall(text[start:end])) >= 3
+    ]
+
+
+def value_propositions(pages: list[PageFindings]) -> list[str]:
+    """Headings and benefit sentences that state what the brand does for people."""
+    found: list[str] = []
+    for page in pages[:1] + pages[1:]:
+        for heading in page.headings[:6]:
+            if len(heading.split()) >= 3 and heading not in found:
+                found.append(heading)
+    for page in pages:
+        for sentence in copy_sentences(page.text):
+            if BENEFIT.search(sentence) and len(sentence) <= 200 and sentence not in found:
+                found.append(sentence)
+    return found[:6]
+
+
+def proof_points(pages: list[PageFindings]) -> list[dict[str, str]]:
+    """Sentences stating figures or awards, kept as unverified claims with the page they came from."""
+    found: list[dict[str, str]] = []
+    figure_patterns = [pattern for kind, _, pattern in CLAIM_PATTERNS if kind in ("percentage", "number")]
+    for page in pages:
+        for sentence in copy_sentences(page.text):
+            if len(sentence) > 220:
+                continue
+            stated = any(pattern.search(sentence) for pattern in figure_patterns) or AWARD.search(sentence)
+            if stated and all(item["claim"] != sentence for item in found):
+                found.append({"claim": sentence, "evidence": f"stated on {page.url}", "status": "unverified"})
+    return found[:10]
+
+
+def audience(pages: list[PageFindings]) -> tuple[str, list[str]]:
+    """Who the copy says it is for ("built for small teams"), and its problem sentences."""
+    groups: dict[str, int] = {}
+    pains: list[str] = []
+    for page in pages:
+        for match in AUDIENCE.finditer(page.text + "\n" + "\n".join(page.headings)):
+            group = match.group(1).strip().lower()
+            groups[group] = groups.get(group, 0) + 1
+        for sentence in copy_sentences(page.text):
+            if PAIN.search(sentence) and len(sentence) <= 200 and sentence not in pains:
+                pains.append(sentence)
+    primary = max(groups, key=lambda group: groups[group]) if groups else ""
+    return primary, pains[:5]
+
+
+def best_logo(pages: list[PageFindings]) -> tuple[str | None, float]:
+    """The strongest logo candidate: an image marked logo, an apple-touch-icon, a large icon, og:image."""
+    candidates = [candidate for page in pages[:1] for candidate in page.logo_candidates]
+    if not candidates:
+        return None, 0.0
+    rank, url = max(candidates, key=lambda candidate: candidate[0])
+    return url[:2048], {4: 0.85, 3: 0.75, 2: 0.65, 1: 0.5, 0: 0.4}[rank]
