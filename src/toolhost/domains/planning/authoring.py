@@ -1,0 +1,233 @@
+"""Writing and changing plans: plan_content_week's composer rotation, post updates, submission, deletion."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.config import Settings
+from toolhost.domains.approvals import service as approvals_service
+from toolhost.domains.approvals.models import ApprovalItem
+from toolhost.domains.content import service as content_service
+from toolhost.domains.ideation import service as ideation_service
+from toolhost.domains.planning import service as planning_service
+from toolhost.domains.planning.models import ContentPlan
+from toolhost.platform.results import Conflict, ToolError, ValidationFailed
+from toolhost.providers.fetch import Fetcher
+from toolhost.providers.text import provider_for, select_model, without_blocked_terms
+from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, PlanPostRequest
+from toolhost.providers.text.compose import sentences
+
+BASE_CREDITS = 10
+SOURCE_URL_CREDITS = 3
+SOURCE_CHARS = 2000
+# CATALOG.md §7: media types per platform; a list alternates post by post.
+MEDIA_TYPES: dict[str, tuple[str, ...]] = {
+    "youtube": ("video",),
+    "tiktok": ("video",),
+    "instagram": ("carousel", "image"),
+    "linkedin": ("text-only", "carousel"),
+    "facebook": ("image",),
+    "twitter": ("text-only",),
+    "threads": ("text-only",),
+    "bluesky": ("text-only",),
+    "mastodon": ("text-only",),
+}
+VIDEO_PLATFORMS = frozenset({"youtube", "tiktok"})
+
+
+def plan_credits(source_url: str | None) -> int:
+    """10 credits, 13 with a source URL to read."""
+    return BASE_CREDITS + (SOURCE_URL_CREDITS if source_url else 0)
+
+
+def _angles(brand: BrandContext) -> list[str]:
+    """Content pillars by weight (a heavier pillar recurs more), then value propositions and proof points."""
+    angles: list[str] = []
+    for name, weight in brand.content_pillars:
+        angles += [name] * max(1, round(weight * 4))
+    angles += list(brand.value_propositions) + [point.claim for point in brand.proof_points]
+    return angles or [""]
+
+
+async def _read_source(settings: Settings, url: str) -> tuple[str, str | None]:
+    """The first 2,000 characters of the page's text, or the reason it could not be read (not fatal)."""
+    try:
+        page = (
+            await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)
+        ).ensure_success()
+    except ToolError as error:
+        return "", f"source_url not read: {error.message}"
+    import trafilatura  # imported here: only plans with a source URL need the extractor
+
+    text = trafilatura.extract(page.text) or ""
+    return " ".join(text.split())[:SOURCE_CHARS], None
+
+
+async def plan_week(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    project_id: uuid.UUID,
+    topic: str,
+    source_url: str | None,
+    platforms: list[str],
+    posts_per_day: int,
+    days: int,
+    start_date: str | None,
+    brand_voice: str | None,
+) -> ContentPlan:
+    """plan_content_week: days × platforms × posts_per_day posts, rotated, stored as draft."""
+    start = date.fromisoformat(start_date) if start_date else (datetime.now(UTC) + timedelta(days=1)).date()
+    model = select_model(settings, None)
+    provider = provider_for(settings, model)
+    # With brand_voice the profile is not loaded (CATALOG.md §7): the voice stands alone.
+    brand = (
+        BrandContext().with_voice(brand_voice)
+        if brand_voice
+        else await content_service.load_brand(session, project_id)
+    )
+    context = await ideation_service.ideation_context(session=session, project_id=project_id, days=30)
+    notes, source_note = ("", None)
+    if source_url:
+        notes, source_note = await _read_source(settings, source_url)
+    source_summary = " ".join(sentences(notes)[:3])
+    angles = _angles(brand)
+    top_hooks = list(context["topHooks"])
+    posts: list[dict[str, Any]] = []
+    counter = 0
+    for day in range(1, days + 1):
+        post_date = start + timedelta(days=day - 1)
+        for platform in platforms:
+            for index in range(1, posts_per_day + 1):
+                media_options = MEDIA_TYPES[platform]
+                media_type = media_options[(day + index) % len(media_options)]
+                family = HOOK_FAMILIES[counter % len(HOOK_FAMILIES)]
+                request = PlanPostRequest(
+                    topic=topic,
+                    platform=platform,
+                    brand=brand,
+                    hook_family=family,
+                    angle=angles[counter % len(angles)],
+                    media_type=media_type,
+                    day=day,
+                    index=index,
+                    top_hook=top_hooks[counter] if counter < len(top_hooks) else None,
+                    source_notes=source_summary,
+                )
+                draft = await without_blocked_terms(
+                    lambda request=request: provider.plan_post(request),
+                    brand.blocked_terms(platform),
+                    provider=provider.name,
+                    regenerate=model != "builtin",
+                )
+                post: dict[str, Any] = {
+                    "id": f"day{day}-{platform}-{index}",
+                    "day": day,
+                    "date": post_date.isoformat(),
+                    "platform": platform,
+                    "content_type": "script" if platform in VIDEO_PLATFORMS else "caption",
+                    "caption": draft.caption,
+                    "hashtags": draft.hashtags,
+                    "hook": draft.hook,
+                    "angle": draft.angle,
+                    "visual_direction": draft.visual_direction,
+                    "media_type": media_type,
+                }
+                if draft.title:
+                    post["title"] = draft.title
+                posts.append(post)
+                counter += 1
+    document: dict[str, Any] = {
+        "topic": topic,
+        "start_date": start.isoformat(),
+        "end_date": (start + timedelta(days=days - 1)).isoformat(),
+        "platforms": platforms,
+        "estimated_credits": plan_credits(source_url),
+        "posts": posts,
+        "context_used": {
+            "ideation_context": context["promptInjection"],
+            "loop_summary": source_note or ("source_url read" if source_url else None),
+            "project_id": str(project_id),
+        },
+        "insights_applied": {
+            "top_hooks": top_hooks[:3],
+            "optimal_timing": context["recommendedPostingTime"],
+            "recommended_model": context["recommendedModel"],
+            "winning_patterns": context["winningPatterns"],
+            "insights_count": context["insightsCount"],
+            "has_historical_data": context["hasHistoricalData"],
+        },
+        "model": model,
+    }
+    if source_url:
+        document["source_url"] = source_url
+    if brand.name:
+        document["brand_name"] = brand.name
+    return await planning_service.save(session, project_id=project_id, document=document, status="draft")
+
+
+UPDATABLE = (
+    "caption",
+    "title",
+    "hashtags",
+    "hook",
+    "angle",
+    "visual_direction",
+    "media_url",
+    "schedule_at",
+    "platform",
+    "status",
+)
+
+
+def update_posts(plan: ContentPlan, updates: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    """Applies the given fields to the posts they name; returns (updated, unmatched ids)."""
+    by_id = {str(post.get("id")): dict(post) for post in plan.payload.get("posts", [])}
+    unmatched = [str(update["post_id"]) for update in updates if str(update["post_id"]) not in by_id]
+    if len(unmatched) == len(updates):
+        raise ValidationFailed(
+            "no post_id matches a post of this plan",
+            field_errors=[{"path": "post_updates", "message": "no post_id matches a post of the plan"}],
+            recover_with="get_content_plan lists the plan's post ids",
+        )
+    touched: set[str] = set()
+    for update in updates:
+        post_id = str(update["post_id"])
+        if post_id in by_id:
+            by_id[post_id].update({key: update[key] for key in UPDATABLE if key in update})
+            touched.add(post_id)
+    plan.payload = {
+        **plan.payload,
+        "posts": [by_id[str(post.get("id"))] for post in plan.payload.get("posts", [])],
+    }
+    return len(touched), unmatched
+
+
+async def submit(session: AsyncSession, *, plan: ContentPlan) -> int:
+    """One pending approval item per post without one; the plan moves to in_review. Returns items created."""
+    posts = plan.payload.get("posts") or []
+    if not posts:
+        raise ValidationFailed(
+            "the plan has no posts to submit",
+            recover_with="update the plan with posts (save_content_plan) first",
+        )
+    if plan.status in {"scheduled", "completed"}:
+        raise Conflict(
+            f"plan {plan.id} is {plan.status}; it cannot go back to review", current_status=plan.status
+        )
+    created, _items = await approvals_service.create(session, plan=plan, posts=posts)
+    planning_service.transition(plan, "in_review")
+    await session.flush()
+    return created
+
+
+async def delete_plan(session: AsyncSession, *, plan: ContentPlan) -> None:
+    """Deletes the plan and its approval items (scheduled posts stay scheduled)."""
+    await session.execute(delete(ApprovalItem).where(ApprovalItem.plan_id == plan.id))
+    await session.delete(plan)
+    await session.flush()

@@ -1,0 +1,154 @@
+"""The generation tools through HTTP against the real app."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tests.conftest import Tenant
+from toolhost.domains.content.models import ContentRecord
+
+
+async def balance(tenant: Tenant) -> int:
+    data = await tenant.data("get_credit_balance", {})
+    return int(data["balance"] if "balance" in data else data["credits_remaining"])
+
+
+async def records(session: AsyncSession) -> int:
+    return int(await session.scalar(select(func.count()).select_from(ContentRecord)) or 0)
+
+
+async def test_generate_content_returns_the_text_alone_and_stores_a_record(
+    tenant: Tenant, session: AsyncSession
+) -> None:
+    response = await tenant.call(
+        "generate_content",
+        {
+            "prompt": "Write a LinkedIn post about replacing status meetings with async updates",
+            "content_type": "caption",
+            "platform": "linkedin",
+        },
+    )
+    body = response.json()
+    assert response.status_code == 200, body
+    assert not body["isError"], body
+    data = body["structuredContent"]
+    assert body["content"][0]["text"] == data["text"]
+    assert data["model"] == "builtin"
+    assert data["platform"] == "linkedin"
+    assert len(data["text"]) <= 3000
+    assert await records(session) == 1
+
+
+async def test_generate_content_is_deterministic_through_http(tenant: Tenant) -> None:
+    arguments = {
+        "prompt": "Write a tweet about invoices paid on time",
+        "content_type": "caption",
+        "platform": "twitter",
+    }
+    first, second = (
+        await tenant.data("generate_content", arguments),
+        await tenant.data("generate_content", arguments),
+    )
+    assert first["text"] == second["text"]
+    assert first["content_id"] != second["content_id"]
+
+
+async def test_a_prompt_of_10001_characters_is_refused_and_costs_nothing(
+    tenant: Tenant, session: AsyncSession
+) -> None:
+    before = await balance(tenant)
+    response = await tenant.call("generate_content", {"prompt": "a" * 10_001, "content_type": "caption"})
+    assert response.status_code == 400
+    assert response.json()["error"]["error_type"] == "validation_error"
+    assert await balance(tenant) == before
+    assert await records(session) == 0
+
+
+async def test_an_unknown_platform_is_a_validation_error(tenant: Tenant) -> None:
+    response = await tenant.call(
+        "generate_content", {"prompt": "x", "content_type": "caption", "platform": "myspace"}
+    )
+    assert response.status_code == 400
+    assert any(error["path"].startswith("platform") for error in response.json()["error"]["field_errors"])
+
+
+async def test_an_unknown_model_lists_the_available_models_and_keeps_no_credits(
+    tenant: Tenant, session: AsyncSession
+) -> None:
+    before = await balance(tenant)
+    response = await tenant.call(
+        "generate_content", {"prompt": "x", "content_type": "hook", "model": "gpt-9"}
+    )
+    error = response.json()["error"]
+    assert error["error_type"] == "validation_error"
+    assert "builtin" in error["available_models"]
+    assert await balance(tenant) == before
+    assert await records(session) == 0
+
+
+async def test_adapt_content_fits_the_target_and_says_so(tenant: Tenant) -> None:
+    long_post = " ".join(
+        f"Sentence number {n} explains one more detail about async updates." for n in range(40)
+    )
+    response = await tenant.call(
+        "adapt_content",
+        {
+            "content": long_post + " Reply with your take.",
+            "source_platform": "linkedin",
+            "target_platform": "twitter",
+        },
+    )
+    body = response.json()
+    assert body["content"][0]["text"].startswith("Adapted for Twitter (from LinkedIn):")
+    assert len(body["structuredContent"]["text"]) <= 280
+
+
+async def test_create_storyboard_follows_the_frame_rules(tenant: Tenant) -> None:
+    data = await tenant.data(
+        "create_storyboard",
+        {
+            "concept": "Async standups for remote teams",
+            "platform": "tiktok",
+            "target_duration": 27,
+            "num_scenes": 6,
+        },
+    )
+    frames = data["frames"]
+    assert data["aspectRatio"] == "9:16"
+    assert len(frames) == 6
+    assert round(sum(frame["duration"] for frame in frames), 6) == 27
+    assert all(frames[i]["shotType"] != frames[i + 1]["shotType"] for i in range(5))
+    assert all(data["characterDescription"] in frame["imagePrompt"] for frame in frames)
+    assert all("no on-screen text" in frame["imagePrompt"].lower() for frame in frames)
+
+
+async def test_generate_carousel_puts_the_given_hook_first_and_the_cta_last(tenant: Tenant) -> None:
+    data: dict[str, Any] = await tenant.data(
+        "generate_carousel",
+        {
+            "topic": "Myths about async work",
+            "template_id": "myth-vs-reality",
+            "slide_count": 5,
+            "hook": "Async work is not slower",
+            "cta_text": "Follow for more",
+        },
+    )
+    slides = data["slides"]
+    assert data["slideCount"] == 5
+    assert data["style"] == "professional"
+    assert data["carouselId"]
+    assert slides[0]["headline"] == "Async work is not slower"
+    assert slides[-1]["ctaText"] == "Follow for more"
+    assert all(len(slide.get("headline") or "") <= 70 for slide in slides[1:])
+    assert data["credits"] == {"estimated": 5, "used": 5}
+
+
+async def test_another_tenants_project_is_not_found(tenant: Tenant, make_tenant: Any) -> None:
+    other = await make_tenant()
+    response = await tenant.call(
+        "generate_content", {"prompt": "x", "content_type": "hook", "project_id": str(other.project_id)}
+    )
+    assert response.status_code == 404
