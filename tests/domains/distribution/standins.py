@@ -97,12 +97,13 @@ class MastodonStandIn:
     async def upload(self, request: Request) -> Response:
         if not self._authorized(request):
             return JSONResponse({"error": "unauthorized"}, status_code=401)
-        form = await request.form()
-        upload = form["file"]
-        assert not isinstance(upload, str)
-        data = await upload.read()
+        async with request.form() as form:
+            upload = form["file"]
+            assert not isinstance(upload, str)
+            data = await upload.read()
+            content_type = upload.content_type
         media_id = str(len(self.media) + 1)
-        self.media[media_id] = {"type": upload.content_type, "size": len(data), "head": data[:8]}
+        self.media[media_id] = {"type": content_type, "size": len(data), "head": data[:8]}
         return JSONResponse({"id": media_id, "type": "image", "url": f"https://files.test/{media_id}"})
 
     async def create_status(self, request: Request) -> Response:
@@ -275,7 +276,9 @@ class YouTubeStandIn:
     base_url: str = ""
 
     async def token(self, request: Request) -> Response:
-        form = await request.form()
+        async with request.form() as form:
+            fields = dict(form)
+        form = fields
         if form.get("client_id") != self.client_id or form.get("client_secret") != self.client_secret:
             return JSONResponse({"error": "invalid_client"}, status_code=401)
         if form.get("grant_type") == "refresh_token" and form.get("refresh_token") == self.refresh_token:
