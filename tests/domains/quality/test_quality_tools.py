@@ -1,0 +1,37 @@
+"""quality_check through HTTP, with and without the project's brand."""
+
+from __future__ import annotations
+
+from tests.conftest import Tenant
+from tests.providers.text.brands import BRANDS
+
+
+async def test_quality_check_reports_seven_categories_and_the_text_summary(tenant: Tenant) -> None:
+    response = await tenant.call("quality_check", {"caption": "new video", "platforms": ["tiktok"]})
+    body = response.json()
+    assert body["content"][0]["text"].startswith("QUALITY SCORE: ")
+    data = body["structuredContent"]
+    assert len(data["categories"]) == 7
+    assert data["maxTotal"] == 35
+    assert data["passed"] is False
+
+
+async def test_generated_posts_pass_quality_and_brand_consistency_on_the_brand(tenant: Tenant) -> None:
+    await tenant.data("save_brand_profile", {"brand_context": BRANDS["relay"]})
+    for platform in ("linkedin", "twitter", "instagram"):
+        generated = await tenant.data("generate_content", {
+            "prompt": "Write a post about replacing daily standups with async updates",
+            "content_type": "caption", "platform": platform})
+        checked = await tenant.data("quality_check", {"caption": generated["text"], "platforms": [platform]})
+        brand = next(item for item in checked["categories"] if item["name"] == "Brand Alignment")
+        assert "brand consistency" in brand["detail"].lower()
+        assert checked["passed"], checked
+        consistency = await tenant.data("check_brand_consistency", {"content": generated["text"]})
+        assert consistency["passed"], consistency
+
+
+async def test_a_custom_banned_term_blocks_the_post(tenant: Tenant) -> None:
+    data = await tenant.data("quality_check", {
+        "caption": "Why do remote teams lose focus time? Read our guide and tell us in the comments. #Focus",
+        "platforms": ["linkedin"], "custom_banned_terms": ["guide"]})
+    assert 'Contains blocked term: "guide"' in data["blockers"]
