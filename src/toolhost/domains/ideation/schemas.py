@@ -130,3 +130,54 @@ class SuggestNextContentOut(ToolOutput):
                 f"{item.rationale}"
             )
         return "\n".join(lines)
+
+
+# --- extract_url_content (brand issue; shares the SSRF-safe fetcher) ----------------------------------------
+
+
+class ExtractUrlContentIn(ToolInput):
+    url: Url
+    extract_type: Literal["auto", "transcript", "article", "product"] = "auto"
+    response_format: TextFormat = "text"
+
+
+class VideoMetadata(ToolOutput):
+    views: int | None = None
+    likes: int | None = None
+    duration: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    channel_name: str | None = None
+
+
+class ExtractUrlContentOut(ToolOutput):
+    source_type: Literal["youtube_video", "youtube_channel", "article", "product"]
+    url: str
+    title: str
+    description: str
+    transcript: str | None = Field(default=None, description="For articles: the main text")
+    video_metadata: VideoMetadata | None = None
+    recent_videos: list[dict[str, Any]] | None = None
+    features: list[str] | None = None
+    benefits: list[str] | None = None
+    usp: str | None = None
+    suggested_hooks: list[str] | None = None
+    author: str | None = Field(default=None, description="(ext) the article's author")
+    published_at: str | None = Field(default=None, description="(ext) the article's date")
+    items: list[dict[str, Any]] | None = Field(default=None, description="(ext) a feed's items")
+
+    def summary(self) -> str:
+        lines = [f"{self.source_type}: {self.title or self.url}", self.url]
+        if self.author or self.published_at:
+            lines.append(" · ".join(part for part in (self.author, self.published_at) if part))
+        if self.description:
+            lines.append(self.description[:300])
+        if self.items is not None:
+            lines += [f"- {item.get('title')}" for item in self.items[:20]]
+        if self.features:
+            lines.append("Features: " + "; ".join(self.features[:8]))
+        if self.usp:
+            lines.append(f"USP: {self.usp}")
+        if self.transcript:
+            cut = self.transcript[:3000]
+            lines.append(cut + (" [...]" if len(self.transcript) > 3000 else ""))
+        return "\n".join(lines)

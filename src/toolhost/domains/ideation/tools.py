@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from toolhost.domains.ideation import service
+from toolhost.domains.ideation import service, url_content
 from toolhost.domains.ideation.schemas import (
+    ExtractUrlContentIn,
+    ExtractUrlContentOut,
     FetchTrendsIn,
     FetchTrendsOut,
     GetIdeationContextIn,
@@ -14,6 +16,7 @@ from toolhost.domains.ideation.schemas import (
 )
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import tool
+from toolhost.providers.fetch import Fetcher
 
 
 @tool(
@@ -82,3 +85,23 @@ async def suggest_next_content(ctx: ToolContext, args: SuggestNextContentIn) -> 
         platforms=args.platforms,
     )
     return SuggestNextContentOut.model_validate(result)
+
+
+# --- extract_url_content (brand issue) ----------------------------------------------------------------------
+
+
+@tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, open_world=True)
+async def extract_url_content(ctx: ToolContext, args: ExtractUrlContentIn) -> ExtractUrlContentOut:
+    """Reads a URL and returns its content: an article's clean main text, title, author and date; a product
+    page's features, benefits and USP; a feed's items; a YouTube video's or channel's page metadata
+    (transcripts only through the YouTube connector for a connected channel). Adds three suggested hooks and
+    records the page in the account's swipe file. Next: generate_content or plan_content_week with it.
+    """
+    payload = await url_content.extract(Fetcher(ctx.settings.fetch), args.url, args.extract_type)
+    items = payload.get("items") or [{"url": payload["url"], "title": payload["title"]}]
+    await service.record_swipe_items(
+        ctx.session,
+        account_id=ctx.principal.account_id,
+        items=[{"url": item.get("url"), "title": item.get("title"), "source": "url"} for item in items],
+    )
+    return ExtractUrlContentOut.model_validate(payload)
