@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 DEFAULT_THRESHOLD = 26
 OVERLAY_FIELDS = ("caption", "title", "platform", "media_url", "schedule_at", "hashtags")
 PLATFORM_NAMES = frozenset(service.CAPTION_LIMITS)
+GIVEN_TIME = "_given_schedule_at"
 
 
 def no_upfront_debit(args: ScheduleContentPlanIn) -> int:
@@ -120,7 +121,16 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
         if platform not in PLATFORM_NAMES:
             results.append(_failure(post, f"unknown platform {post.get('platform')!r}", "platform_policy"))
             continue
-        candidates.append({**post, "platform": platform, "caption": str(post.get("caption") or "")})
+        # The idempotency key uses the time the plan gave, not an auto-assigned slot: a repeat of the call
+        # would otherwise pick the next free slot (this post now occupies the first) and schedule it twice.
+        candidates.append(
+            {
+                **post,
+                "platform": platform,
+                "caption": str(post.get("caption") or ""),
+                GIVEN_TIME: post.get("schedule_at"),
+            }
+        )
 
     # (3) Slots for posts without a time: from tomorrow 00:00 UTC, 4 h apart per platform, in post order.
     if args.auto_slot and any(not post.get("schedule_at") for post in candidates):
@@ -138,7 +148,6 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
             slot = planner.pick(post["platform"])
             if slot is not None:
                 post["schedule_at"] = service.iso(slot.moment)
-                post["slot_assigned"] = True
 
     # (4) Quality gate per post, for its own platform.
     threshold = args.quality_threshold if args.quality_threshold is not None else DEFAULT_THRESHOLD
@@ -175,7 +184,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
             "dry_run": True,
             "plan_id": str(stored.id) if stored else None,
             "approvals": approvals,
-            "posts": [*results, *candidates],
+            "posts": [*results, *({k: v for k, v in post.items() if k != GIVEN_TIME} for post in candidates)],
             "summary": summary,
         }
 
@@ -278,7 +287,7 @@ async def _schedule_one(
         plan_id=plan_ref,
         post_id=str(post.get("id")),
         platform=post["platform"],
-        schedule_at=post.get("schedule_at"),
+        schedule_at=post.get(GIVEN_TIME),
         caption=post["caption"],
         seed=args.idempotency_seed,
     )

@@ -1,0 +1,292 @@
+"""Publishing benchmark: 10,000 posts due within a minute, N worker processes on PostgreSQL, a local receiver.
+
+Usage:
+    .venv/bin/python bench/publish.py [--posts 10000] [--workers 4] [--kill-every 0]
+
+Steps: a fresh PostgreSQL database migrated to head; an agency account, a project, credits granted; a
+webhook receiver on 127.0.0.1 (records every delivery, de-duplicates on Idempotency-Key); the posts are
+created through schedule_post on the real execute() path (credits debited), then their due times are
+spread over one minute starting a few seconds ahead; N `run_worker` processes publish them. With
+--kill-every S, a random worker is SIGKILLed every S seconds and replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import create_async_engine
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from tests.domains.distribution.standins import serve  # noqa: E402
+
+from toolhost.catalog import POLLERS, load_tools  # noqa: E402
+from toolhost.config import load_settings  # noqa: E402
+from toolhost.db.migrate import upgrade  # noqa: E402
+from toolhost.db.session import create_engine  # noqa: E402
+from toolhost.domains.distribution import accounts as accounts_service  # noqa: E402
+from toolhost.domains.distribution.models import Post  # noqa: E402
+from toolhost.platform import accounts, credits, scopes  # noqa: E402
+from toolhost.platform.context import Principal  # noqa: E402
+from toolhost.platform.jobs import run_worker  # noqa: E402
+from toolhost.platform.registry import registry  # noqa: E402
+from toolhost.platform.runtime import build_platform  # noqa: E402
+
+ADMIN_URL = os.environ.get("BENCH_POSTGRES_ADMIN", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+DATABASE = "toolhost_bench_publish"
+DATABASE_URL = ADMIN_URL.rsplit("/", 1)[0] + f"/{DATABASE}"
+BENCH_ENV = {
+    "TOOLHOST_ENVIRONMENT": "test",
+    "TOOLHOST_SECRET_KEY": "bench-secret-0123456789abcdef",
+    "TOOLHOST_DATABASE_URL": DATABASE_URL,
+    "TOOLHOST_RATELIMIT__ENABLED": "false",
+    "TOOLHOST_FETCH__ALLOW": '["127.0.0.1"]',
+    "TOOLHOST_FETCH__ALLOW_HTTP": "true",
+    "TOOLHOST_JOBS__POLL_INTERVAL": "0.2",
+    "TOOLHOST_LOG_LEVEL": "WARNING",
+}
+
+
+class Receiver:
+    """Records every delivery with its arrival time; de-duplicates on Idempotency-Key."""
+
+    def __init__(self) -> None:
+        self.deliveries = 0
+        self.first_seen: dict[str, float] = {}
+        self.keys_by_post: dict[str, set[str]] = defaultdict(set)
+
+    async def handle(self, request: Request) -> JSONResponse:
+        arrived = time.time()
+        body = json.loads(await request.body())
+        key = request.headers["idempotency-key"]
+        self.deliveries += 1
+        self.keys_by_post[body["post_id"]].add(key)
+        self.first_seen.setdefault(key, arrived)
+        return JSONResponse({"external_post_id": f"bench-{key[-16:]}"})
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[Route("/hook", self.handle, methods=["POST"])])
+
+
+async def recreate_database() -> None:
+    admin = create_async_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    async with admin.connect() as connection:
+        await connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+        await connection.exec_driver_sql(f'CREATE DATABASE "{DATABASE}"')
+    await admin.dispose()
+    engine = create_engine(DATABASE_URL)
+    await upgrade(engine)
+    await engine.dispose()
+
+
+async def create_posts(receiver_url: str, count: int) -> tuple[str, float]:
+    """Account, project, credits, webhook account; then `count` schedule_post calls through execute()."""
+    settings = load_settings()
+    load_tools()
+    platform = build_platform(settings, registry)
+    async with platform.session_factory() as session, session.begin():
+        account = await accounts.create_account(session, name="bench", tier="agency", settings=settings)
+        project = await accounts.create_project(session, account_id=account.id, name="bench")
+        await credits.grant(session, account_id=account.id, amount=count)
+        await accounts_service.create(
+            session=session,
+            settings=settings,
+            project_id=project.id,
+            platform="twitter",
+            connector_name="webhook",
+            fields={"url": receiver_url},
+        )
+    principal = Principal(
+        account_id=account.id,
+        tier="agency",
+        credential_id=None,
+        credential_name="bench",
+        scopes=frozenset(scopes.LEAF_SCOPES),
+        project_id=project.id,
+    )
+    far = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    limiter = asyncio.Semaphore(16)
+    failures: list[Any] = []
+
+    async def one(index: int) -> None:
+        async with limiter:
+            execution = await platform.execute(
+                "schedule_post",
+                {
+                    "caption": f"Benchmark post {index}",
+                    "platforms": ["twitter"],
+                    "schedule_at": far,
+                    "idempotency_key": f"bench-{index:06d}-{uuid.uuid4().hex[:8]}",
+                },
+                principal,
+                transport="cli",
+            )
+            if execution.result["isError"]:
+                failures.append(execution.result["structuredContent"])
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(index) for index in range(count)))
+    elapsed = time.perf_counter() - started
+    if failures:
+        raise SystemExit(f"{len(failures)} schedule_post calls failed, first: {failures[0]}")
+    await platform.close()
+    return str(project.id), elapsed
+
+
+async def spread_due_times(count: int, lead_seconds: float) -> datetime:
+    """Makes the posts due within one minute, starting `lead_seconds` from now, evenly, in creation order."""
+    engine = create_engine(DATABASE_URL)
+    start = datetime.now(UTC) + timedelta(seconds=lead_seconds)
+    async with engine.begin() as connection:
+        await connection.execute(
+            text(
+                "WITH ordered AS (SELECT id, row_number() OVER (ORDER BY created_at, id) - 1 AS n "
+                "FROM posts), due AS (SELECT id, CAST(:start AS timestamptz) "
+                "+ make_interval(secs => n * CAST(:step AS float8)) AS at FROM ordered) "
+                "UPDATE posts SET scheduled_at = due.at, due_at = due.at FROM due WHERE posts.id = due.id"
+            ),
+            {"start": start, "step": 60.0 / count},
+        )
+    await engine.dispose()
+    return start
+
+
+def start_worker() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, __file__, "--worker"], env={**os.environ, **BENCH_ENV})
+
+
+async def worker_main() -> None:
+    settings = load_settings()
+    load_tools()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    await run_worker(settings, POLLERS, stop)
+
+
+async def database_counts() -> dict[str, int]:
+    engine = create_engine(DATABASE_URL)
+    async with engine.connect() as connection:
+        rows = await connection.execute(select(Post.status, func.count()).group_by(Post.status))
+        counts = {status: count for status, count in rows}
+    await engine.dispose()
+    return counts
+
+
+async def due_times() -> dict[str, tuple[str, datetime]]:
+    engine = create_engine(DATABASE_URL)
+    async with engine.connect() as connection:
+        rows = await connection.execute(select(Post.id, Post.idempotency_key, Post.due_at))
+        found = {str(row.id): (row.idempotency_key, row.due_at) for row in rows}
+    await engine.dispose()
+    return found
+
+
+async def main(arguments: argparse.Namespace) -> None:
+    os.environ.update(BENCH_ENV)
+    if arguments.kill_every:
+        os.environ["TOOLHOST_JOBS__LEASE_SECONDS"] = str(arguments.lease)
+    await recreate_database()
+    receiver = Receiver()
+    async with serve(receiver.app()) as base:
+        _, creation_seconds = await create_posts(f"{base}/hook", arguments.posts)
+        print(f"created {arguments.posts} posts through schedule_post in {creation_seconds:.1f} s")
+        workers = [start_worker() for _ in range(arguments.workers)]
+        kills = 0
+        try:
+            start = await spread_due_times(arguments.posts, lead_seconds=5)
+            deadline = time.time() + 65 + arguments.timeout
+            next_kill = time.time() + arguments.kill_every if arguments.kill_every else None
+            while time.time() < deadline:
+                await asyncio.sleep(0.5)
+                if next_kill is not None and time.time() >= next_kill:
+                    victim = random.randrange(len(workers))  # noqa: S311 - not security
+                    workers[victim].send_signal(signal.SIGKILL)
+                    workers[victim].wait()
+                    workers[victim] = start_worker()
+                    kills += 1
+                    next_kill = time.time() + arguments.kill_every
+                counts = await database_counts()
+                if counts.get("published", 0) + counts.get("failed", 0) >= arguments.posts:
+                    break
+        finally:
+            for process in workers:
+                process.send_signal(signal.SIGTERM)
+            for process in workers:
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        counts = await database_counts()
+        posts = await due_times()
+
+    unique_posts = {post_id for post_id, keys in receiver.keys_by_post.items() if keys}
+    published_twice = sum(1 for keys in receiver.keys_by_post.values() if len(keys) > 1)
+    lost = len(set(posts) - unique_posts)
+    lateness = sorted(
+        max(0.0, receiver.first_seen[key] - due.timestamp())
+        for post_id, (key, due) in posts.items()
+        if key in receiver.first_seen
+    )
+    last = max(receiver.first_seen.values()) if receiver.first_seen else start.timestamp()
+    span = max(last - start.timestamp(), 1e-9)
+    mode = "steady"
+    if arguments.kill_every:
+        mode = f"SIGKILL a worker every {arguments.kill_every}s (lease {arguments.lease}s)"
+    p99 = lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))] if lateness else float("nan")
+    print(
+        f"mode: {mode}; "
+        f"{arguments.workers} workers; {arguments.posts} posts due over 60 s"
+    )
+    print(f"database: {json.dumps(counts, sort_keys=True)}")
+    if arguments.kill_every:
+        print(f"workers killed: {kills}")
+    print(f"published (receiver, unique posts): {len(unique_posts)}")
+    print(
+        f"deliveries: {receiver.deliveries}; redeliveries: {receiver.deliveries - len(receiver.first_seen)}"
+    )
+    print(f"published twice (a post under two keys): {published_twice}")
+    print(f"lost: {lost}")
+    print(f"publications/s (first due -> last first delivery): {len(unique_posts) / span:.1f}")
+    if lateness:
+        print(
+            f"lateness after due: p50 {statistics.median(lateness):.3f} s, p99 {p99:.3f} s, "
+            f"max {lateness[-1]:.3f} s"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--posts", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument(
+        "--kill-every", type=float, default=0.0, help="SIGKILL a worker every N seconds (0: never)"
+    )
+    parser.add_argument("--lease", type=int, default=5, help="lease seconds in kill mode")
+    parser.add_argument("--timeout", type=float, default=120.0, help="extra seconds after the minute")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parsed = parser.parse_args()
+    if parsed.worker:
+        asyncio.run(worker_main())
+    else:
+        asyncio.run(main(parsed))
