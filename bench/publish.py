@@ -151,8 +151,8 @@ async def create_posts(receiver_url: str, count: int) -> tuple[str, float]:
     return str(project.id), elapsed
 
 
-async def spread_due_times(count: int, lead_seconds: float) -> datetime:
-    """Makes the posts due within one minute, starting `lead_seconds` from now, evenly, in creation order."""
+async def spread_due_times(count: int, lead_seconds: float, window: float) -> datetime:
+    """Makes the posts due within `window` seconds from `lead_seconds` ahead, evenly, in creation order."""
     engine = create_engine(DATABASE_URL)
     start = datetime.now(UTC) + timedelta(seconds=lead_seconds)
     async with engine.begin() as connection:
@@ -163,7 +163,7 @@ async def spread_due_times(count: int, lead_seconds: float) -> datetime:
                 "+ make_interval(secs => n * CAST(:step AS float8)) AS at FROM ordered) "
                 "UPDATE posts SET scheduled_at = due.at, due_at = due.at FROM due WHERE posts.id = due.id"
             ),
-            {"start": start, "step": 60.0 / count},
+            {"start": start, "step": window / count},
         )
     await engine.dispose()
     return start
@@ -212,8 +212,8 @@ async def main(arguments: argparse.Namespace) -> None:
         workers = [start_worker() for _ in range(arguments.workers)]
         kills = 0
         try:
-            start = await spread_due_times(arguments.posts, lead_seconds=5)
-            deadline = time.time() + 65 + arguments.timeout
+            start = await spread_due_times(arguments.posts, lead_seconds=5, window=arguments.window)
+            deadline = time.time() + 5 + arguments.window + arguments.timeout
             next_kill = time.time() + arguments.kill_every if arguments.kill_every else None
             while time.time() < deadline:
                 await asyncio.sleep(0.5)
@@ -253,8 +253,7 @@ async def main(arguments: argparse.Namespace) -> None:
         mode = f"SIGKILL a worker every {arguments.kill_every}s (lease {arguments.lease}s)"
     p99 = lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))] if lateness else float("nan")
     print(
-        f"mode: {mode}; "
-        f"{arguments.workers} workers; {arguments.posts} posts due over 60 s"
+        f"mode: {mode}; {arguments.workers} workers; {arguments.posts} posts due over {arguments.window:g} s"
     )
     print(f"database: {json.dumps(counts, sort_keys=True)}")
     if arguments.kill_every:
@@ -282,6 +281,7 @@ if __name__ == "__main__":
     parser.add_argument(
         "--kill-every", type=float, default=0.0, help="SIGKILL a worker every N seconds (0: never)"
     )
+    parser.add_argument("--window", type=float, default=60.0, help="seconds the due times spread over")
     parser.add_argument("--lease", type=int, default=5, help="lease seconds in kill mode")
     parser.add_argument("--timeout", type=float, default=120.0, help="extra seconds after the minute")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

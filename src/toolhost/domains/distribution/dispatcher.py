@@ -56,7 +56,7 @@ async def claim(context: WorkerContext, *, limit: int) -> list[Post]:
             and_(Post.status == "publishing", Post.lease_expires_at < now),
         )
         query = select(Post.id).where(due).order_by(Post.due_at).limit(limit)
-        if session.bind.dialect.name == "postgresql":
+        if session.get_bind().dialect.name == "postgresql":
             query = query.with_for_update(skip_locked=True)
         ids = list(await session.scalars(query))
         if not ids:

@@ -301,7 +301,7 @@ async def _schedule_one(
         async with session.begin_nested():
             scheduled_at = service.future_datetime(str(post["schedule_at"]), "schedule_at")
             hashtags = service.normalize_hashtags(post.get("hashtags"))
-            media_url = post.get("media_url")
+            media_url = str(post.get("media_url") or "")
             is_key = bool(media_url) and not str(media_url).lower().startswith(("http://", "https://"))
             media = await service.resolve_media(
                 session=session,

@@ -283,7 +283,8 @@ async def webhook_events(request: Request) -> Response:
 
 def _event_payload(kind: str, item: dict[str, Any]) -> dict[str, Any]:
     if kind == "metrics":
-        values = item.get("metrics") if isinstance(item.get("metrics"), dict) else {}
+        given = item.get("metrics")
+        values: dict[str, Any] = given if isinstance(given, dict) else {}
         return {
             name[:50]: value
             for name, value in values.items()

@@ -391,7 +391,7 @@ class ScheduleContentPlanOut(ToolOutput):
     summary_: dict[str, Any] = Field(alias="summary", serialization_alias="summary")
     project_auto_resolved: str | None = None
 
-    def summary(self) -> str:  # type: ignore[override]
+    def summary(self) -> str:
         data = self.summary_
         if self.dry_run:
             passed, total = data.get("passed", 0), data.get("total_posts", 0)

@@ -441,7 +441,7 @@ async def post_of_project(
 
 async def _locked_post(session: AsyncSession, post_id: str, project_id: uuid.UUID) -> Post:
     query = select(Post).where(Post.id == uuid.UUID(post_id), Post.project_id == project_id)
-    if session.bind.dialect.name == "postgresql":
+    if session.get_bind().dialect.name == "postgresql":
         query = query.with_for_update()
     post = await session.scalar(query.execution_options(populate_existing=True))
     if post is None:

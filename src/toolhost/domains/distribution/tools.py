@@ -7,6 +7,7 @@ import time
 
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import plans, service, slots
+from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.domains.distribution.schemas import (
     CancelScheduledPostIn,
     CancelScheduledPostOut,
@@ -253,7 +254,9 @@ async def wait_for_connection(ctx: ToolContext, args: WaitForConnectionIn) -> Wa
         await asyncio.sleep(min(args.poll_interval_s, remaining))
 
 
-def _connected(platform: str, project_id: str, found: list, attempts: int) -> WaitForConnectionOut:  # type: ignore[type-arg]
+def _connected(
+    platform: str, project_id: str, found: list[ConnectedAccount], attempts: int
+) -> WaitForConnectionOut:
     if len(found) == 1:
         account = found[0]
         return WaitForConnectionOut(
@@ -271,7 +274,7 @@ def _connected(platform: str, project_id: str, found: list, attempts: int) -> Wa
         project_id=project_id,
         attempts=attempts,
         accounts=[
-            {"id": str(a.id), "username": a.username, "connected_at": service.iso(a.created_at)}  # type: ignore[misc]
+            {"id": str(a.id), "username": a.username, "connected_at": service.iso(a.created_at)}
             for a in found
         ],
         message=f"{len(found)} {platform} accounts are connected; pass the one you mean as account_id.",

@@ -318,10 +318,11 @@ class BlueskyConnector(Connector):
     async def _reply(
         self, account: AccountSession, text: str, *, root: dict[str, Any], parent: dict[str, Any]
     ) -> Comment:
-        record = {
+        created_at = _now_iso()
+        record: dict[str, Any] = {
             "$type": POST_COLLECTION,
             "text": text,
-            "createdAt": _now_iso(),
+            "createdAt": created_at,
             "reply": {
                 "root": {"uri": root.get("uri"), "cid": root.get("cid")},
                 "parent": {"uri": parent.get("uri"), "cid": parent.get("cid")},
@@ -340,7 +341,7 @@ class BlueskyConnector(Connector):
             id=str(created.get("uri")),
             text=text,
             author=account.settings.get("handle"),
-            created_at=record["createdAt"],
+            created_at=created_at,
             parent_id=parent.get("uri"),
         )
 

@@ -296,7 +296,7 @@ class YouTubeConnector(Connector):
         location = response.headers.get("location")
         if not location:
             raise PublishFailed("youtube: the upload session has no Location", retryable=True)
-        return location
+        return str(location)
 
     async def fetch_metrics(self, account: AccountSession, external_post_id: str) -> dict[str, int]:
         """Views, likes and comments of a video."""

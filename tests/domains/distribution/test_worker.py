@@ -1,0 +1,50 @@
+"""The generic worker loop runs the composition root's pollers until told to stop."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.conftest import Tenant
+from tests.domains.distribution.conftest import connect_webhook
+from tests.domains.distribution.standins import WebhookReceiver
+from toolhost.catalog import POLLERS
+from toolhost.platform.jobs import WorkerContext, run_worker
+from toolhost.platform.runtime import Platform
+
+
+async def test_run_worker_publishes_due_posts_and_stops_when_asked(
+    tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    stand_in, url = receiver
+    await connect_webhook(platform, tenant.project_id, url, stand_in)
+    await tenant.data("schedule_post", {"caption": "From the loop", "platforms": ["twitter"]})
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        run_worker(platform.settings, POLLERS, stop, session_factory=platform.session_factory)
+    )
+    await asyncio.wait_for(stand_in.delivered.wait(), timeout=10)
+    stop.set()
+    await asyncio.wait_for(task, timeout=10)
+    assert len(stand_in.published) == 1
+
+
+async def test_a_failing_poller_does_not_stop_the_others(platform: Platform) -> None:
+    calls: list[str] = []
+    stop = asyncio.Event()
+
+    async def broken(context: WorkerContext) -> int:
+        calls.append("broken")
+        raise RuntimeError("boom")
+
+    async def healthy(context: WorkerContext) -> int:
+        calls.append("healthy")
+        if calls.count("healthy") == 3:
+            stop.set()
+        return 1
+
+    await asyncio.wait_for(
+        run_worker(platform.settings, [broken, healthy], stop, session_factory=platform.session_factory),
+        timeout=10,
+    )
+    assert calls.count("healthy") == 3
+    assert calls.count("broken") == 3
