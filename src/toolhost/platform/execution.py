@@ -50,6 +50,33 @@ class Execution:
     error: ToolError | None = None
 
 
+@dataclass(slots=True)
+class _Call:
+    """One call in flight: who, how, and what it resolved, for its usage record."""
+
+    name: str
+    principal: Principal
+    transport: str
+    request_id: str
+    project_id: uuid.UUID | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+    def usage_record(self, *, outcome: str, credits: int, assets: int) -> UsageRecord:
+        return UsageRecord(
+            account_id=self.principal.account_id,
+            project_id=self.project_id,
+            credential_id=self.principal.credential_id,
+            tool_name=self.name,
+            transport=self.transport,
+            outcome=outcome,
+            credits=credits,
+            assets=assets,
+            duration_ms=int((time.perf_counter() - self.started) * 1000),
+            run_id=self.principal.run_id,
+            request_id=self.request_id,
+        )
+
+
 def new_request_id() -> str:
     """A request id for logs and error bodies."""
     return "req_" + uuid.uuid4().hex
@@ -101,32 +128,23 @@ class Executor:
     ) -> Execution:
         """Runs one tool call for an authenticated principal and returns its result; never raises."""
         request_id = request_id or new_request_id()
-        started = time.perf_counter()
+        call = _Call(name=name, principal=principal, transport=transport, request_id=request_id)
         spec = self.registry.get(name)
-        outcome = "ok"
-        debited = 0
-        assets = 0
-        project_id: uuid.UUID | None = None
         try:
             if spec is None:
                 raise NotFound(f"Unknown tool '{name}'", recover_with="call search_tools to see the tools you can use")
             self._check_scope(spec, principal)
             args = self._validate(spec, arguments)
-            result, project_id, debited, assets = await self._run(spec, args, principal, request_id)
-            execution = Execution(result=result)
+            return Execution(result=await self._run(spec, args, call))
         except ToolError as error:
-            outcome = error.error_type
             execution = self._failure(error, request_id)
         except Exception:
             logger.exception("tool %s failed unexpectedly [%s]", name, request_id)
-            outcome = "server_error"
             execution = self._failure(
                 ServerFailed(f"internal error; quote request id {request_id} when reporting it"), request_id
             )
         if spec is not None:
-            await self._record_usage(
-                spec, principal, transport, request_id, outcome, debited, assets, project_id, execution, started
-            )
+            await self._record_failure(call, execution)
         return execution
 
     def _check_scope(self, spec: ToolSpec, principal: Principal) -> None:
@@ -170,24 +188,24 @@ class Executor:
             return override.base + override.per * units
         return spec.credits if isinstance(spec.credits, int) else spec.credits(args)
 
-    async def _run(
-        self, spec: ToolSpec, args: BaseModel, principal: Principal, request_id: str
-    ) -> tuple[dict[str, Any], uuid.UUID | None, int, int]:
+    async def _run(self, spec: ToolSpec, args: BaseModel, call: _Call) -> dict[str, Any]:
         cost = self.cost_of(spec, args)
         assets = spec.assets(args) if spec.assets else 0
+        principal = call.principal
         async with self.session_factory() as session:
             try:
-                projects = await self._projects.accessible_projects(session, principal)
+                projects = [] if spec.project == "none" else await self._projects.accessible_projects(session, principal)
                 project, auto_resolved = await self._projects.resolve(session, spec, args, principal, projects)
+                call.project_id = project.id if project else None
                 await self.rate_limiter.check_call(spec, account_id=str(principal.account_id), tier=principal.tier)
-                await self._debit(session, spec, principal, cost, assets, request_id)
+                await self._debit(session, spec, principal, cost, assets, call.request_id)
                 context = ToolContext(
                     session=session,
                     principal=principal,
                     project=project,
                     accessible_project_ids=[item.id for item in projects],
                     settings=self.settings,
-                    request_id=request_id,
+                    request_id=call.request_id,
                     session_factory=self.session_factory,
                     waits=spec.waits,
                     credits_debited=cost,
@@ -198,11 +216,13 @@ class Executor:
                     error.raised_by_handler = True
                     raise
                 result = self._render(spec, args, output, auto_resolved)
+                # A success is recorded with the work it paid for: one commit, one usage record.
+                session.add(call.usage_record(outcome="ok", credits=cost, assets=assets))
                 await session.commit()
             except BaseException:
                 await session.rollback()
                 raise
-        return result, project.id if project else None, cost, assets
+        return result
 
     async def _debit(
         self, session: AsyncSession, spec: ToolSpec, principal: Principal, cost: int, assets: int, request_id: str
@@ -281,38 +301,16 @@ class Executor:
             headers["WWW-Authenticate"] = "Bearer"
         return Execution(result=error_result(error, request_id), status=error.http_status(), headers=headers, error=error)
 
-    async def _record_usage(
-        self,
-        spec: ToolSpec,
-        principal: Principal,
-        transport: str,
-        request_id: str,
-        outcome: str,
-        debited: int,
-        assets: int,
-        project_id: uuid.UUID | None,
-        execution: Execution,
-        started: float,
-    ) -> None:
-        record = UsageRecord(
-            account_id=principal.account_id,
-            project_id=project_id,
-            credential_id=principal.credential_id,
-            tool_name=spec.name,
-            transport=transport,
-            outcome=outcome,
-            credits=debited if outcome == "ok" else 0,
-            assets=assets if outcome == "ok" else 0,
-            duration_ms=int((time.perf_counter() - started) * 1000),
-            run_id=principal.run_id,
-            request_id=request_id,
-            error_message=execution.error.message[:500] if execution.error else None,
-        )
+    async def _record_failure(self, call: _Call, execution: Execution) -> None:
+        """A failed call's usage, in a transaction of its own (the call's own was rolled back)."""
+        assert execution.error is not None
+        record = call.usage_record(outcome=execution.error.error_type, credits=0, assets=0)
+        record.error_message = execution.error.message[:500]
         try:
             async with self.session_factory() as session, session.begin():
                 session.add(record)
         except Exception:
-            logger.exception("could not record usage of %s [%s]", spec.name, request_id)
+            logger.exception("could not record usage of %s [%s]", call.name, call.request_id)
 
 
 async def run_usage(session: AsyncSession, principal: Principal) -> tuple[int, int]:

@@ -29,10 +29,11 @@ def _iso(moment: datetime) -> str:
 async def get_balance(session: AsyncSession, *, account_id: uuid.UUID, settings: Settings) -> GetCreditBalanceOut:
     """The balance after this period's allocation, what was spent, and when the period ends."""
     account = await get_account(session, account_id)
-    await credits.roll_period(
-        session, account_id=account.id, tier=account.tier, allocation=settings.credits.allocations[account.tier]
-    )
-    await session.refresh(account)
+    if account.tier != "trial" and account.credit_period != credits.period_of(datetime.now(UTC)):
+        await credits.roll_period(
+            session, account_id=account.id, tier=account.tier, allocation=settings.credits.allocations[account.tier]
+        )
+        await session.refresh(account)
     return GetCreditBalanceOut(
         balance=account.credit_balance,
         monthlyUsed=account.period_spent,
