@@ -39,6 +39,7 @@ def settings_for_test(**overrides: Any) -> Settings:
         "secret_key": TEST_SECRET,
         "public_url": "http://testserver",
         "ratelimit": {"enabled": False},
+        "jobs": {"run_in_process": False},
     }
     values.update(overrides)
     return load_settings(**values)

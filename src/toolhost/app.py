@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -13,8 +14,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-from toolhost.catalog import load_tools
+from toolhost.catalog import POLLERS, load_tools
 from toolhost.config import Settings, load_settings
+from toolhost.domains.distribution.routes import routes as distribution_routes
+from toolhost.domains.media.routes import routes as media_routes
+from toolhost.platform.jobs import run_worker
 from toolhost.platform.mcp import McpEndpoint
 from toolhost.platform.oauth import oauth_routes
 from toolhost.platform.registry import registry
@@ -47,15 +51,29 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with mcp_endpoint.running():
-            yield
-        await platform.close()
+        stopping = asyncio.Event()
+        worker = None
+        if settings.jobs.run_in_process:
+            # The embedded default: due posts and jobs are worked by this process; scaled out, by `toolhost worker`.
+            worker = asyncio.create_task(
+                run_worker(settings, POLLERS, stopping, session_factory=platform.session_factory)
+            )
+        try:
+            async with mcp_endpoint.running():
+                yield
+        finally:
+            stopping.set()
+            if worker is not None:
+                await worker
+            await platform.close()
 
     app = Starlette(
         routes=[
             *rest_routes(platform),
             *oauth_routes(platform),
             Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
+            *media_routes,
+            *distribution_routes,
             Route("/healthz", healthz, methods=["GET"]),
             Route("/docs", docs, methods=["GET"]),
             Mount("/docs/static", StaticFiles(directory=swagger_ui_path), name="docs-static"),

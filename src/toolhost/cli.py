@@ -17,10 +17,12 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.catalog import load_tools
+from toolhost.catalog import POLLERS, load_tools
 from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
+from toolhost.domains.distribution.cli import app as connections_app
 from toolhost.platform import accounts, credits, scopes
+from toolhost.platform.jobs import run_worker
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import Platform, build_platform
@@ -38,6 +40,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(clients_app, name="clients")
 app.add_typer(credits_app, name="credits")
 app.add_typer(tools_app, name="tools")
+app.add_typer(connections_app, name="connections")
 
 console = Console()
 errors = Console(stderr=True)
@@ -127,6 +130,25 @@ def serve(
         port=port or settings.port,
         log_level=settings.log_level.lower(),
     )
+
+
+@app.command()
+def worker() -> None:
+    """Works due posts and jobs until interrupted (run N of these beside N API processes when scaled out)."""
+    import signal
+
+    settings = load_settings()
+    load_tools()
+
+    async def main() -> None:
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signal_number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signal_number, stopping.set)
+        await run_worker(settings, POLLERS, stopping)
+
+    console.print("Worker started; Ctrl-C stops it after the current batch.")
+    asyncio.run(main())
 
 
 @app.command()
