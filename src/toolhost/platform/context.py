@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from toolhost.platform import credits
 from toolhost.platform.results import ServerFailed
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class Principal:
 class ToolContext:
     """Handed to every handler by execute(); tools never see HTTP objects."""
 
+    tool_name: str
     session: AsyncSession
     principal: Principal
     project: Project | None
@@ -52,6 +54,27 @@ class ToolContext:
         if self.project is None:
             raise ServerFailed("this tool resolved no project")
         return self.project.id
+
+    async def charge(self, amount: int) -> None:
+        """Debits credits the handler learns it owes only while running (e.g. per post it schedules).
+
+        The debit is in the call's transaction, so a failure rolls it back, and it counts in the
+        call's usage record like the declared cost.
+        """
+        await credits.debit(
+            self.session, account_id=self.principal.account_id, amount=amount,
+            tool_name=self.tool_name, reference=self.request_id,
+        )
+        self.credits_debited += amount
+
+    async def refund(self, amount: int) -> None:
+        """Gives back part of this call's debit (e.g. a repeat that turns out to be free)."""
+        amount = min(amount, self.credits_debited)
+        await credits.refund(
+            self.session, account_id=self.principal.account_id, amount=amount,
+            tool_name=self.tool_name, reference=self.request_id,
+        )
+        self.credits_debited -= amount
 
     async def commit_before_waiting(self) -> None:
         """Commits the enqueue and the debit so far; only tools declared `waits=True` may."""

@@ -200,6 +200,7 @@ class Executor:
                 await self.rate_limiter.check_call(spec, account_id=str(principal.account_id), tier=principal.tier)
                 await self._debit(session, spec, principal, cost, assets, call.request_id)
                 context = ToolContext(
+                    tool_name=spec.name,
                     session=session,
                     principal=principal,
                     project=project,
@@ -217,7 +218,7 @@ class Executor:
                     raise
                 result = self._render(spec, args, output, auto_resolved)
                 # A success is recorded with the work it paid for: one commit, one usage record.
-                session.add(call.usage_record(outcome="ok", credits=cost, assets=assets))
+                session.add(call.usage_record(outcome="ok", credits=context.credits_debited, assets=assets))
                 await session.commit()
             except BaseException:
                 await session.rollback()

@@ -96,6 +96,9 @@ async def test_schedule_content_plan_schedules_once_per_post_and_a_repeat_costs_
     assert post.idempotency_key.startswith("plan-")
     assert post.scheduled_at is not None
     assert post.scheduled_at.hour in (9, 12, 15, 18)
+    usage = await tenant.data("get_mcp_usage", {"response_format": "json"})
+    charged = {item["tool_name"]: item["credits_total"] for item in usage["tools"]}
+    assert charged["schedule_content_plan"] == 1, "the post it scheduled is in the usage record; the repeat is free"
 
 
 async def test_the_connect_page_creates_a_webhook_account_and_shows_its_secret_once(

@@ -15,7 +15,6 @@ from toolhost.domains.distribution.accounts import canonical_platform
 from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
-from toolhost.platform import credits
 from toolhost.platform.results import BillingFailed, Conflict, NotFound, ToolError, ValidationFailed
 from toolhost.providers.fetch import Fetcher
 
@@ -325,13 +324,7 @@ async def _schedule_one(
                 media_count=len(media.entries),
                 metadata=metadata,
             )
-            await credits.debit(
-                session,
-                account_id=ctx.principal.account_id,
-                amount=1,
-                tool_name="schedule_content_plan",
-                reference=ctx.request_id,
-            )
+            await ctx.charge(1)
             created = await service.create_posts(
                 session=session,
                 request=service.PostRequest(
