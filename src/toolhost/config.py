@@ -37,7 +37,9 @@ class RateLimitSettings(BaseModel):
         description="Per account per tool.",
     )
     account_per_hour: int = Field(default=500, description="Per account per hour (polling tools count 0.2).")
-    wait_for_connection_in_flight: int = Field(default=3, description="Concurrent wait_for_connection calls.")
+    in_flight_per_account: dict[str, int] = Field(
+        default={"wait_for_connection": 3}, description="Calls of a tool one account may have running at once."
+    )
 
 
 class CreditCost(BaseModel):

@@ -182,3 +182,24 @@ async def test_rate_limits_use_redis_when_configured(tenant: Tenant, redis_url: 
         await platform.close()
     assert [result.status for result in results[:15]] == [200] * 15
     assert results[15].status == 429
+
+
+async def test_at_most_three_wait_for_connection_calls_run_at_once_per_account(
+    tenant: Tenant, platform: Platform
+) -> None:
+    platform.settings.ratelimit.enabled = True
+    waiting = [
+        asyncio.create_task(tenant.call("wait_for_connection", {"platform": "mastodon", "timeout_s": 5, "poll_interval_s": 2}))
+        for _ in range(3)
+    ]
+    for _ in range(500):  # bounded wait until the three are inside the handler
+        if sum(platform.rate_limiter._in_flight.values()) == 3:  # noqa: SLF001
+            break
+        await asyncio.sleep(0.01)
+    fourth = await tenant.call("wait_for_connection", {"platform": "mastodon", "timeout_s": 5})
+    assert fourth.status_code == 429
+    assert fourth.json()["error"]["error_type"] == "rate_limited"
+    finished = await asyncio.gather(*waiting)
+    assert [response.json()["structuredContent"]["connected"] for response in finished] == [False] * 3
+    after = await tenant.call("wait_for_connection", {"platform": "mastodon", "timeout_s": 5, "poll_interval_s": 5})
+    assert after.status_code == 200

@@ -212,7 +212,8 @@ class Executor:
                     credits_debited=cost,
                 )
                 try:
-                    output = await spec.handler(context, args)
+                    async with self.rate_limiter.in_flight(spec, account_id=str(principal.account_id)):
+                        output = await spec.handler(context, args)
                 except ToolError as error:
                     error.raised_by_handler = True
                     raise

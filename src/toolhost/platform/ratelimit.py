@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import redis.asyncio as redis
@@ -48,6 +51,36 @@ class RateLimiter:
         else:
             storage = MemoryStorage()
         self._limiter = MovingWindowRateLimiter(storage)
+        self._redis = redis.Redis(connection_pool=self._pool) if self._pool is not None else None
+        self._in_flight: Counter[str] = Counter()
+
+    @contextlib.asynccontextmanager
+    async def in_flight(self, spec: ToolSpec, *, account_id: str) -> AsyncIterator[None]:
+        """Layer 6: at most N calls of a waiting tool per account at once (shared through Redis when set)."""
+        limit = self._settings.in_flight_per_account.get(spec.name) if self.enabled else None
+        if limit is None:
+            yield
+            return
+        key = f"toolhost-inflight:{spec.name}:{account_id}"
+        if self._redis is not None:
+            count = int(await self._redis.incr(key))
+            await self._redis.expire(key, 3600)
+        else:
+            self._in_flight[key] += 1
+            count = self._in_flight[key]
+        try:
+            if count > limit:
+                raise RateLimited(
+                    f"at most {limit} {spec.name} calls may run at once per account",
+                    recover_with="wait for a running call to return, then call again",
+                    retry_after=1,
+                )
+            yield
+        finally:
+            if self._redis is not None:
+                await self._redis.decr(key)
+            else:
+                self._in_flight[key] -= 1
 
     async def close(self) -> None:
         """Releases the Redis connections."""
