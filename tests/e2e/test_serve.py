@@ -1,0 +1,158 @@
+"""The real server as `make serve` runs it: first start, a key, tools over HTTP, a post published by the in-process worker."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Receiver(BaseHTTPRequestHandler):
+    """A webhook receiver that records every delivery."""
+
+    deliveries: list[tuple[dict[str, str], bytes]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        Receiver.deliveries.append(({name.lower(): value for name, value in self.headers.items()}, body))
+        reply = json.dumps({"external_post_id": "ext-1", "external_url": "https://social.example/p/ext-1"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's signature
+        return
+
+
+@pytest.fixture
+def receiver() -> Iterator[str]:
+    Receiver.deliveries = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hook"
+    server.shutdown()
+    server.server_close()
+
+
+def toolhost_command(*arguments: str) -> list[str]:
+    return [sys.executable, "-c", "from toolhost.cli import main; main()", *arguments]
+
+
+def environment(port: int) -> dict[str, str]:
+    return {
+        **{name: value for name, value in os.environ.items() if not name.startswith("TOOLHOST_")},
+        "TOOLHOST_PORT": str(port),
+        "TOOLHOST_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        "TOOLHOST_FETCH__ALLOW": '["127.0.0.1"]',
+        "TOOLHOST_FETCH__ALLOW_HTTP": "true",
+        "TOOLHOST_JOBS__POLL_INTERVAL": "0.2",
+        "COLUMNS": "200",
+    }
+
+
+def start(workdir: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
+    process = subprocess.Popen(
+        toolhost_command("serve"), cwd=workdir, env=environment(port), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )
+    lines: list[str] = []
+    assert process.stdout is not None
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("Serving on"):
+            break
+    threading.Thread(target=lambda: [None for _ in process.stdout or []], daemon=True).start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process, lines
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError("".join(lines))
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    process.wait(timeout=20)
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, receiver: str) -> None:
+    port = free_port()
+    process, lines = start(tmp_path, port)
+    try:
+        output = "".join(lines)
+        key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", output).group(1)  # type: ignore[union-attr]
+        assert (tmp_path / "toolhost.db").exists()
+        base = f"http://127.0.0.1:{port}"
+        headers = {"Authorization": f"Bearer {key}"}
+        assert len(httpx.get(f"{base}/v1/tools", headers=headers).json()) >= 40
+
+        listed = subprocess.run(toolhost_command("accounts", "list"), cwd=tmp_path, env=environment(port),
+                                capture_output=True, text=True, check=True)
+        account_id = re.search(UUID, listed.stdout).group(0)  # type: ignore[union-attr]
+        projects = subprocess.run(toolhost_command("projects", "list", "--account", account_id), cwd=tmp_path,
+                                  env=environment(port), capture_output=True, text=True, check=True)
+        project_id = re.search(UUID, projects.stdout).group(0)  # type: ignore[union-attr]
+        connected = subprocess.run(
+            toolhost_command("connections", "add", "--project", project_id, "--platform", "linkedin",
+                             "--connector", "webhook", "--url", receiver),
+            cwd=tmp_path, env=environment(port), capture_output=True, text=True, check=False,
+        )
+        assert connected.returncode == 0, connected.stdout + connected.stderr
+        secret = connected.stdout.strip().splitlines()[-1].rsplit(":", 1)[1].strip()
+
+        scheduled = httpx.post(
+            f"{base}/v1/tools/schedule_post",
+            headers=headers,
+            json={"platforms": ["linkedin"], "caption": "Launch week: three lessons from shipping early.",
+                  "response_format": "json"},
+        )
+        assert scheduled.status_code == 200 and not scheduled.json()["isError"], scheduled.text
+        deadline = time.monotonic() + 30
+        while not Receiver.deliveries and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(Receiver.deliveries) == 1
+        delivered_headers, body = Receiver.deliveries[0]
+        timestamp, signature = (part.split("=", 1)[1] for part in delivered_headers["x-toolhost-signature"].split(","))
+        expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+        assert hmac.compare_digest(signature, expected)
+        assert delivered_headers["idempotency-key"]
+        assert "three lessons" in json.loads(body)["caption"]
+    finally:
+        stop(process)
+
+    again, lines = start(tmp_path, port)
+    try:
+        output = "".join(lines)
+        assert "thk_live_" not in output
+        assert "toolhost keys create" in output
+    finally:
+        stop(again)
