@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import uuid
 from datetime import timedelta
@@ -9,14 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
+from toolhost.domains.brand import service as brand_service
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import service, slots
 from toolhost.domains.distribution.accounts import canonical_platform
 from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
 from toolhost.domains.planning import service as planning_service
+from toolhost.domains.quality import service as quality_service
 from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
 from toolhost.platform.results import BillingFailed, Conflict, NotFound, ToolError, ValidationFailed
 from toolhost.providers.fetch import Fetcher
+from toolhost.providers.text.base import BrandContext
 
 if TYPE_CHECKING:
     from toolhost.domains.planning.models import ContentPlan
@@ -148,9 +152,17 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
             if slot is not None:
                 post["schedule_at"] = service.iso(slot.moment)
 
-    # (4) Quality gate per post, for its own platform.
+    # (4) Quality gate per post, for its own platform, with the project's brand: its avoid patterns and
+    # banned terms are blocked terms.
     threshold = args.quality_threshold if args.quality_threshold is not None else DEFAULT_THRESHOLD
+    runtime = await brand_service.get_runtime(session=session, project_id=ctx.project_id)
+    judge = quality_service.BrandJudge(
+        runtime, keyword=ctx.settings.quality.brand_keyword, avoid_patterns=[], banned_terms=[]
+    )
+    brand = BrandContext.from_runtime(runtime)
+    recent = await quality_service.recent_posts(session, project_id=ctx.project_id)
     for post in candidates:
+        text = f"{post.get('title') or ''} {post['caption']}".strip()
         quality = score_post(
             PostInput(
                 caption=post["caption"],
@@ -159,7 +171,8 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
                 media_url=post.get("media_url"),
                 plan_post=True,
             ),
-            brand=BrandSignals(),
+            brand=_signals_for(judge, brand, post["platform"], text),
+            recent=[other for other in recent if other.strip() != post["caption"].strip()],
             threshold=threshold,
         )
         post["quality"] = {
@@ -244,6 +257,17 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
         "posts": results,
         "summary": summary,
     }
+
+
+def _signals_for(
+    judge: quality_service.BrandJudge, brand: BrandContext, platform: str, text: str
+) -> BrandSignals:
+    """The brand signals of one post: the brand's terms plus its platform override's avoid patterns."""
+    signals = judge.signals(text)
+    voice = brand.voice_for(platform)
+    if voice is None or not voice.avoid_patterns:
+        return signals
+    return dataclasses.replace(signals, avoid_patterns=signals.avoid_patterns + voice.avoid_patterns)
 
 
 def _move(plan: ContentPlan, target: str) -> None:
