@@ -95,6 +95,10 @@ async def test_an_identical_retry_returns_the_first_post_and_costs_nothing(
     status, error = await error_of(tenant, "schedule_post", {**keyed, "caption": "Another request, same key"})
     assert status == 200
     assert error["error_type"] == "conflict"
+    usage = await tenant.data("get_mcp_usage", {"response_format": "json"})
+    [scheduling] = [item for item in usage["tools"] if item["tool_name"] == "schedule_post"]
+    assert scheduling["call_count"] == 5
+    assert scheduling["credits_total"] == 2, "the two repeats are recorded as free, not as one credit each"
 
 
 async def test_a_worker_that_dies_mid_publication_is_retried_with_the_same_key_and_published_once(

@@ -626,9 +626,11 @@ async def schedule(
     accessible_project_ids: Sequence[uuid.UUID],
     arguments: dict[str, Any],
     credits_debited: int,
-    request_id: str,
-) -> dict[str, Any]:
-    """schedule_post: every rule first, then the rows; a repeat of a request returns its first answer."""
+) -> tuple[dict[str, Any], bool]:
+    """schedule_post: every rule first, then the rows; a repeat of a request returns its first answer.
+
+    Returns the payload and whether it repeats an earlier request (which the caller does not pay for).
+    """
     caption = final_caption(settings, arguments.get("caption"), bool(arguments.get("attribution")))
     title = (arguments.get("title") or "").strip() or None
     if not caption and not title:
@@ -667,8 +669,7 @@ async def schedule(
     )
     previous = await replay(session=session, project_id=project_id, key=key, fingerprint=fingerprint)
     if previous is not None:
-        await _refund_repeat(session, account_id, credits_debited, request_id)
-        return previous
+        return previous, True
     scheduled_at = (
         future_datetime(arguments["schedule_at"], "schedule_at") if arguments.get("schedule_at") else None
     )
@@ -705,8 +706,7 @@ async def schedule(
     record = await remember(session=session, project_id=project_id, key=key, fingerprint=fingerprint)
     if record is None:  # a concurrent identical request committed first: answer as it did
         previous = await replay(session=session, project_id=project_id, key=key, fingerprint=fingerprint)
-        await _refund_repeat(session, account_id, credits_debited, request_id)
-        return previous or {}
+        return previous or {}, True
     created = await create_posts(
         session=session,
         request=PostRequest(
@@ -727,11 +727,4 @@ async def schedule(
     payload = schedule_payload(created, scheduled_at, key)
     record.payload = payload
     await session.flush()
-    return payload
-
-
-async def _refund_repeat(session: AsyncSession, account_id: uuid.UUID, amount: int, request_id: str) -> None:
-    # execute() debited this call before the handler could know it repeats an earlier one; a repeat is free.
-    await credits.refund(
-        session, account_id=account_id, amount=amount, tool_name="schedule_post", reference=request_id
-    )
+    return payload, False

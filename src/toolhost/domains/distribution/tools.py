@@ -59,7 +59,7 @@ async def schedule_post(ctx: ToolContext, args: SchedulePostIn) -> SchedulePostO
     (or the same content, whose key is derived) returns the first result and costs nothing. Next:
     list_recent_posts to follow publication; reschedule_post or cancel_scheduled_post to change it.
     """
-    payload = await service.schedule(
+    payload, repeat = await service.schedule(
         session=ctx.session,
         settings=ctx.settings,
         fetcher=Fetcher(ctx.settings.fetch),
@@ -68,8 +68,11 @@ async def schedule_post(ctx: ToolContext, args: SchedulePostIn) -> SchedulePostO
         accessible_project_ids=ctx.accessible_project_ids,
         arguments=args.model_dump(mode="json", exclude_none=True),
         credits_debited=ctx.credits_debited,
-        request_id=ctx.request_id,
     )
+    if repeat:
+        # execute() debited the call before the handler could know it repeats an earlier one; a repeat is
+        # free, and refunding through the context records the call's usage as 0 credits.
+        await ctx.refund(ctx.credits_debited)
     return SchedulePostOut.model_validate(payload)
 
 
