@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from toolhost.domains.brand.claims import find_claims
 from toolhost.domains.brand.consistency import score_consistency
 from toolhost.domains.brand.text_analysis import find_term, term_pattern
 
@@ -40,3 +42,50 @@ def test_the_same_input_gives_the_same_output() -> None:
     runtime = json.loads((DATA / "brands.json").read_text())["sprout"]
     text = "Dinner in 20 minutes, with seasonal produce from our partner farms."
     assert score_consistency(runtime, text).as_payload() == score_consistency(runtime, text).as_payload()
+
+
+def _labelled() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    brands = json.loads((DATA / "brands.json").read_text())
+    rows = [json.loads(line) for line in (DATA / "texts.jsonl").read_text().splitlines() if line.strip()]
+    return brands, rows
+
+
+def test_the_pass_flag_agrees_with_the_labels_on_nine_texts_in_ten() -> None:
+    brands, rows = _labelled()
+    correct = sum(
+        score_consistency(brands[row["brand"]], row["text"]).passed == bool(row["label"]) for row in rows
+    )
+    assert correct / len(rows) >= 0.9
+
+
+def test_an_invented_figure_fails_on_brand_copy_whatever_its_overall() -> None:
+    brands, _ = _labelled()
+    text = (
+        "Meals ready in 20 minutes, with seasonal produce from our 40 partner farms. "
+        "Families who cook with us eat 73% more vegetables."
+    )
+    result = score_consistency(brands["sprout"], text)
+    assert result.overall >= 60
+    assert not result.passed
+    assert result.blockers == [
+        'Unsupported percentage claim: "Families who cook with us eat 73% more vegetables."'
+    ]
+    supported = score_consistency(brands["sprout"], text.split(" Families")[0])
+    assert supported.passed
+    assert supported.blockers == []
+
+
+def test_a_testimonial_superlative_is_not_a_ranking_and_learning_is_not_jargon() -> None:
+    brands, _ = _labelled()
+    text = "Dinner used to be a chore for Priya. Now, she says, it's the best part of her Tuesday."
+    assert score_consistency(brands["sprout"], text).claims == []
+    learning = score_consistency(brands["trailmix"], "Learning to read a trail map takes one afternoon.")
+    assert not [issue for issue in learning.issues if issue.dimension == "avoidCompliance"]
+    jargon = score_consistency(brands["trailmix"], "Our learnings from the trail, shared with you.")
+    assert [issue.text for issue in jargon.issues if issue.dimension == "avoidCompliance"] == ["learnings"]
+
+
+def test_a_readers_own_superlative_is_a_question_not_a_ranking_claim() -> None:
+    assert find_claims("What is your biggest question about async updates?", []) == []
+    [claim] = find_claims("The fastest payroll in Europe.", [])
+    assert claim.kind == "ranking"

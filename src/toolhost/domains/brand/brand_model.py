@@ -20,12 +20,15 @@ JARGON = frozenset(
     stem(word)
     for word in """
         leverage synergy synergistic paradigm operationalize stakeholder stakeholders deliverables value-add
-        best-in-class end-to-end scalable omnichannel verticals go-to-market orchestration empower cloud-
+        best-in-class end-to-end scalable omnichannel go-to-market orchestration empower cloud-
         native ecosystem holistic robust seamless cutting-edge next-level bleeding-edge disrupt disruptive
-        ideate actionable bandwidth circle-back low-hanging learnings mission-critical move-the-needle
+        ideate actionable bandwidth circle-back low-hanging mission-critical move-the-needle
         thought-leadership alignment frictionless turnkey world-class
         """.split()  # noqa: SIM905 - a word list reads better as words
 )
+# Jargon whose stem is everyday English ("learnings" -> "learn", "verticals" -> "vertical"): matched as
+# the word itself.
+JARGON_WORDS = frozenset({"learnings", "verticals"})
 FEAR = re.compile(
     r"\b(?:die|dies|dying|death|deadly|poison\w*|toxic|toxins?|tragic|tragedy|danger\w*|terrif\w*|scary|"
     r"before it'?s too late|gambling with your life|regret it|you'?ll regret|headline)\b",

@@ -29,8 +29,14 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         re.compile(
             r"(?:#\s?1\b|\bnumber[ -]one\b|\bno\.\s?1\b|\btop[- ](?:rated|ranked)\b|\bbest[- ]selling\b"
             r"|\b(?:industry|market)[- ]leading\b|\bworld[- ]class\b|\baward[- ]winning\b"
-            r"|\b(?:best|fastest|easiest|cheapest|smartest|simplest|safest|strongest|largest|biggest|warmest"
-            r"|healthiest|lightest|toughest)\b(?=\s+\w+)|\bmost\s+(?:trusted|popular|loved|advanced|powerful"
+            # "your biggest question", "her best day": a person's own superlative, not a ranking
+            r"|(?<!\bmy\s)(?<!\byour\s)(?<!\bhis\s)(?<!\bher\s)(?<!\btheir\s)"
+            r"\b(?:best|fastest|easiest|cheapest|smartest|simplest|safest|strongest|largest|biggest|warmest"
+            r"|healthiest|lightest|toughest)\b(?=\s+\w+)"
+            # "the best part of her Tuesday" is someone's experience, not a ranking against competitors
+            r"(?!\s+(?:part|parts|thing|things|moment|moments|bit|day|days|time|times)\s+of\s+"
+            r"(?:my|her|his|their|our|your|the)\b)"
+            r"|\bmost\s+(?:trusted|popular|loved|advanced|powerful"
             r"|reliable|accurate|secure|affordable|complete))",
             re.IGNORECASE,
         ),

@@ -29,6 +29,11 @@ WEIGHTS: dict[str, float] = {
     "brandMentions": 0.08,
 }
 PASS_MARK = 60
+# Dimensions whose failure alone makes copy off-brand, whatever the weighted overall: the voice and the
+# brand's own avoid rules. Topic is judged on the better of messaging and audience (copy may speak to the
+# audience's pain without naming a pillar), so both must fall short for it to fail.
+CRITICAL = ("toneAlignment", "avoidCompliance")
+TOPICAL = ("messagingAlignment", "audienceRelevance")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +48,7 @@ class ConsistencyResult:
     fabrication_warnings: list[str]
     issues: list[Issue]
     claims: list[Claim]
+    blockers: list[str]
 
     def as_payload(self) -> dict[str, Any]:
         """The tool's payload keys (CATALOG.md §6)."""
@@ -53,6 +59,7 @@ class ConsistencyResult:
             "preferredTermsUsed": self.preferred_terms_used,
             "bannedTermsFound": self.banned_terms_found,
             "fabricationWarnings": self.fabrication_warnings,
+            "blockers": self.blockers,
             "issues": [issue.as_dict() for issue in self.issues],
             "claims": [
                 {
@@ -96,13 +103,39 @@ def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
         if not claim.supported
     ]
     issues.sort(key=lambda issue: (issue.start, issue.dimension))
+    blockers = pass_blockers(dimensions, banned, claims)
     return ConsistencyResult(
         overall=overall,
-        passed=overall >= PASS_MARK and not banned,
+        passed=overall >= PASS_MARK and not blockers,
         dimensions={name: dimensions[name] for name in WEIGHTS},
         preferred_terms_used=preferred,
         banned_terms_found=banned,
         fabrication_warnings=warnings,
         issues=issues,
         claims=claims,
+        blockers=blockers,
     )
+
+
+def pass_blockers(dimensions: dict[str, Dimension], banned: list[str], claims: list[Claim]) -> list[str]:
+    """Why a text fails whatever its overall: a weighted average lets strong dimensions hide a fatal one.
+
+    A banned term; a fabricated claim (a figure, ranking or guarantee that no proof point states at all;
+    one backed only by an unverified proof point is a warning, not a blocker); a critical dimension below
+    the pass mark; or copy that is off-topic for both the messaging and the audience.
+    """
+    blockers = [f'Contains banned term: "{term}"' for term in banned]
+    blockers += [
+        f'Unsupported {claim.kind} claim: "{claim.text[:120]}"'
+        for claim in claims
+        if not claim.supported and claim.evidence is None and claim.severity == "high"
+    ]
+    blockers += [
+        f"{name} below the pass mark ({round(dimensions[name].score)}/100)"
+        for name in CRITICAL
+        if dimensions[name].score < PASS_MARK
+    ]
+    if all(dimensions[name].score < PASS_MARK for name in TOPICAL):
+        scores = ", ".join(f"{name} {round(dimensions[name].score)}" for name in TOPICAL)
+        blockers.append(f"Off-topic for the brand: {scores}, both below the pass mark")
+    return blockers

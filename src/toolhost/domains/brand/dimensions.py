@@ -11,6 +11,7 @@ from toolhost.domains.brand.brand_model import (
     FEAR,
     HEALTH_CLAIMS,
     JARGON,
+    JARGON_WORDS,
     MARKETING_HYPE,
     SHAMING,
     BrandModel,
@@ -290,7 +291,8 @@ def avoid(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
             span = _first_word(text, HYPE | MARKETING_HYPE) or _first(OVERCLAIM, text)
         elif rule.category == "jargon":
             for match in WORD.finditer(text):
-                if stem(match.group(0)) in JARGON:
+                word = match.group(0)
+                if stem(word) in JARGON or word.lower() in JARGON_WORDS:
                     span = (match.start(), match.end())
                     break
         elif rule.category == "exclamation":

@@ -240,6 +240,7 @@ class CheckBrandConsistencyOut(ToolOutput):
     fabricationWarnings: list[str]  # noqa: N815 - catalogue key
     issues: list[dict[str, Any]]
     claims: list[dict[str, Any]]
+    blockers: list[str]  # ext: why passed is false whatever the overall
 
 
 class AuditBrandColorsIn(ToolInput):

@@ -175,7 +175,9 @@ async def check_brand_consistency(
     """Checks a script, caption or post against the project's brand before publishing: tone and register,
     messaging and audience fit, vocabulary (preferred and banned terms), avoid patterns, structure, brand
     mentions, and every claim against the brand's proof points. Returns overall 0-100, passed (>= 60 with no
-    banned term), eight weighted dimensions, issues with the offending span and a suggestion, and claims.
+    blocker: a banned term, a claim no proof point states, tone or avoid patterns below 60, or copy off-topic
+    for both messaging and audience; `blockers` says which), eight weighted dimensions, issues with the
+    offending span and a suggestion, and claims.
     """
     result = await service.check(session=ctx.session, project_id=ctx.project_id, content=args.content)
     return CheckBrandConsistencyOut.model_validate(result.as_payload())
