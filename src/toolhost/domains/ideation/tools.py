@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
 from toolhost.domains.ideation import service, url_content
 from toolhost.domains.ideation.schemas import (
     ExtractUrlContentIn,
@@ -14,6 +17,7 @@ from toolhost.domains.ideation.schemas import (
     SuggestNextContentOut,
     Trend,
 )
+from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import tool
 from toolhost.providers.fetch import Fetcher
@@ -93,15 +97,51 @@ async def suggest_next_content(ctx: ToolContext, args: SuggestNextContentIn) -> 
 @tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, open_world=True)
 async def extract_url_content(ctx: ToolContext, args: ExtractUrlContentIn) -> ExtractUrlContentOut:
     """Reads a URL and returns its content: an article's clean main text, title, author and date; a product
-    page's features, benefits and USP; a feed's items; a YouTube video's or channel's page metadata
-    (transcripts only through the YouTube connector for a connected channel). Adds three suggested hooks and
-    records the page in the account's swipe file. Next: generate_content or plan_content_week with it.
+    page's features, benefits and USP; a feed's items; a YouTube video's or channel's metadata (through the
+    YouTube connector when one of your projects has a connected YouTube account, else the page's own;
+    transcripts only for a connected channel's own videos, otherwise extract_type transcript is
+    not_found). Adds three suggested hooks and records the page in the account's swipe file. Next:
+    generate_content or plan_content_week with it.
     """
-    payload = await url_content.extract(Fetcher(ctx.settings.fetch), args.url, args.extract_type)
-    items = payload.get("items") or [{"url": payload["url"], "title": payload["title"]}]
+    youtube = None
+    if url_content.youtube_kind(args.url) is not None:
+        youtube = await ConnectedYouTube.load(
+            session=ctx.session, settings=ctx.settings, principal=ctx.principal
+        )
+    payload = await url_content.extract(Fetcher(ctx.settings.fetch), args.url, args.extract_type, youtube)
+    if youtube is not None:
+        youtube.store_refreshed()
+    items = payload.get("items") or [
+        {"url": payload["url"], "title": payload["title"], "views": _views(payload)},
+        *(payload.get("recent_videos") or []),
+    ]
     await service.record_swipe_items(
         ctx.session,
         account_id=ctx.principal.account_id,
-        items=[{"url": item.get("url"), "title": item.get("title"), "source": "url"} for item in items],
+        items=[
+            {
+                "url": item.get("url"),
+                "title": item.get("title"),
+                "views": item.get("views"),
+                "published_at": _moment(item.get("published_at")),
+                "source": "url",
+            }
+            for item in items
+        ],
     )
     return ExtractUrlContentOut.model_validate(payload)
+
+
+def _views(payload: dict[str, Any]) -> int | None:
+    return (payload.get("video_metadata") or {}).get("views")
+
+
+def _moment(value: object) -> datetime | None:
+    """An ISO-8601 publication time as the swipe file stores it (None when absent or unreadable)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

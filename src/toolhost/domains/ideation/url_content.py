@@ -1,7 +1,8 @@
 """extract_url_content: clean article text, product features, feed items or a YouTube page's metadata.
 
-Everything is fetched through the SSRF-safe fetcher (pages ≤10 MB). YouTube captions come only through
-the YouTube connector for a connected channel's videos; without it a video's page metadata is returned.
+Everything is fetched through the SSRF-safe fetcher (pages ≤10 MB). YouTube URLs are read through the
+YouTube connector when the caller has a connected YouTube account (captions only for that channel's own
+videos), else from the page's own metadata.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import trafilatura
 from selectolax.lexbor import LexborHTMLParser
 
 from toolhost.domains.ideation import trends as trend_parsing
+from toolhost.domains.ideation.youtube import NO_TRANSCRIPT_RECOVERY, ConnectedYouTube
 from toolhost.platform.results import NotFound, UpstreamFailed, ValidationFailed
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext, HookFamily, PostRequest
@@ -107,14 +109,14 @@ def suggested_hooks(topic: str) -> list[str]:
     return hooks
 
 
-def _youtube(kind: str, tree: LexborHTMLParser, meta: dict[str, str], extract_type: str) -> dict[str, Any]:
-    if extract_type == "transcript":
-        raise NotFound(
-            "No transcript available: captions come only through the YouTube connector for a connected "
-            "channel's videos",
-            recover_with="connect the channel with start_platform_connection (platform youtube), or use "
-            "extract_type auto for the page's metadata",
-        )
+def _with_hooks(payload: dict[str, Any]) -> dict[str, Any]:
+    if payload.get("title"):
+        payload["suggested_hooks"] = suggested_hooks(payload["title"])
+    return payload
+
+
+def _youtube(kind: str, tree: LexborHTMLParser, meta: dict[str, str]) -> dict[str, Any]:
+    """What a YouTube page's own metadata says, for callers without a connected channel."""
     title = meta.get("og:title") or meta.get("title") or ""
     payload: dict[str, Any] = {
         "title": title,
@@ -136,8 +138,10 @@ def _youtube(kind: str, tree: LexborHTMLParser, meta: dict[str, str], extract_ty
     return payload
 
 
-async def extract(fetcher: Fetcher, url: str, extract_type: str) -> dict[str, Any]:
-    """The extract_url_content payload for a URL."""
+async def extract(
+    fetcher: Fetcher, url: str, extract_type: str, youtube: ConnectedYouTube | None = None
+) -> dict[str, Any]:
+    """The extract_url_content payload for a URL; `youtube` reads YouTube URLs through the connector."""
     kind = youtube_kind(url)
     if extract_type == "transcript" and kind != "youtube_video":
         raise ValidationFailed(
@@ -145,6 +149,20 @@ async def extract(fetcher: Fetcher, url: str, extract_type: str) -> dict[str, An
             field_errors=[
                 {"path": "extract_type", "message": "transcript is only for youtube.com/watch or youtu.be"}
             ],
+        )
+    if kind is not None and youtube is not None:
+        read = (
+            await youtube.read_video(url, extract_type)
+            if kind == "youtube_video"
+            else await youtube.read_channel(url)
+        )
+        if read is not None:
+            return _with_hooks({"source_type": kind, "url": url, **read})
+    if extract_type == "transcript":
+        raise NotFound(
+            "No transcript available: captions come only through the YouTube connector for a connected "
+            "channel's videos",
+            recover_with=NO_TRANSCRIPT_RECOVERY,
         )
     response = await fetcher.get(url)
     response.ensure_success()
@@ -173,7 +191,7 @@ async def extract(fetcher: Fetcher, url: str, extract_type: str) -> dict[str, An
     tree = LexborHTMLParser(html)
     meta = _meta(tree)
     if kind is not None:
-        return {"source_type": kind, "url": response.url, **_youtube(kind, tree, meta, extract_type)}
+        return _with_hooks({"source_type": kind, "url": response.url, **_youtube(kind, tree, meta)})
     metadata = trafilatura.extract_metadata(html, default_url=response.url)
     text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_precision=True) or ""
     title_node = tree.css_first("title")
@@ -203,6 +221,4 @@ async def extract(fetcher: Fetcher, url: str, extract_type: str) -> dict[str, An
     }
     if is_product:
         payload.update(_product(tree, text or (tree.body.text(separator="\n") if tree.body else "")))
-    if title:
-        payload["suggested_hooks"] = suggested_hooks(title)
-    return payload
+    return _with_hooks(payload)

@@ -9,6 +9,7 @@ days. The URI is saved before any byte is sent; a retry asks the session how far
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 from urllib.parse import urlencode
@@ -373,6 +374,62 @@ class YouTubeConnector(Connector):
         """Deletes a comment."""
         await self._write(account, "DELETE", f"{self.api_url}/comments?{urlencode({'id': comment_id})}", None)
 
+    # --- reading (extract_url_content): the Data API's view of videos, channels and captions ----------------
+
+    async def video(self, account: AccountSession, video_id: str) -> dict[str, Any] | None:
+        """A video's snippet, statistics and content details; None when YouTube does not show it."""
+        query = urlencode({"part": "snippet,statistics,contentDetails", "id": video_id})
+        items = (await self._read(account, f"{self.api_url}/videos?{query}")).get("items") or []
+        return items[0] if items else None
+
+    async def channel(self, account: AccountSession, *, key: str, value: str) -> dict[str, Any] | None:
+        """A channel by `id`, `forHandle` or `forUsername`; None when there is no such channel."""
+        query = urlencode({"part": "snippet,statistics,contentDetails", key: value})
+        items = (await self._read(account, f"{self.api_url}/channels?{query}")).get("items") or []
+        return items[0] if items else None
+
+    async def recent_uploads(
+        self, account: AccountSession, playlist_id: str, *, limit: int
+    ) -> list[dict[str, Any]]:
+        """The newest videos of an uploads playlist, each with its statistics."""
+        query = urlencode(
+            {"part": "snippet,contentDetails", "playlistId": playlist_id, "maxResults": min(limit, 50)}
+        )
+        entries = (await self._read(account, f"{self.api_url}/playlistItems?{query}")).get("items") or []
+        ids = [
+            str((entry.get("contentDetails") or {}).get("videoId") or "")
+            for entry in entries
+            if (entry.get("contentDetails") or {}).get("videoId")
+        ]
+        if not ids:
+            return []
+        query = urlencode({"part": "snippet,statistics", "id": ",".join(ids)})
+        videos = (await self._read(account, f"{self.api_url}/videos?{query}")).get("items") or []
+        by_id = {str(video.get("id")): video for video in videos}
+        return [by_id[video_id] for video_id in ids if video_id in by_id]
+
+    async def caption_text(self, account: AccountSession, video_id: str) -> str | None:
+        """The plain text of a video's captions (a manual track before an automatic one); the Data API
+        only hands captions to the video's own channel. None when the video has no captions."""
+        query = urlencode({"part": "snippet", "videoId": video_id})
+        tracks = (await self._read(account, f"{self.api_url}/captions?{query}")).get("items") or []
+        if not tracks:
+            return None
+        track = min(
+            tracks,
+            key=lambda item: (
+                (item.get("snippet") or {}).get("trackKind") == "asr",
+                not str((item.get("snippet") or {}).get("language") or "").startswith("en"),
+            ),
+        )
+        url = f"{self.api_url}/captions/{track.get('id')}?{urlencode({'tfmt': 'vtt'})}"
+        try:
+            response = await self._send_authorized(account, "GET", url)
+            raise_for_status("youtube", response, "download the captions")
+        except PublishFailed as error:
+            raise upstream(error, "youtube") from error
+        return vtt_text(response.text)
+
     async def _read(self, account: AccountSession, url: str) -> dict[str, Any]:
         try:
             return await self._api(account, "GET", url, action="read")
@@ -386,6 +443,24 @@ class YouTubeConnector(Connector):
             return await self._api(account, method, url, body=body, action="write")
         except PublishFailed as error:
             raise upstream(error, "youtube") from error
+
+
+def vtt_text(document: str) -> str:
+    """The spoken text of a WebVTT (or SRT) caption file: cue timings, numbers, tags and repeats dropped."""
+    lines: list[str] = []
+    for raw in document.splitlines():
+        line = raw.strip()
+        if (
+            not line
+            or line.startswith(("WEBVTT", "NOTE", "STYLE", "REGION", "Kind:", "Language:"))
+            or "-->" in line
+            or line.isdigit()
+        ):
+            continue
+        line = re.sub(r"<[^>]+>", "", line).strip()
+        if line and (not lines or lines[-1] != line):
+            lines.append(line)
+    return " ".join(lines)
 
 
 def _expiry(tokens: dict[str, Any]) -> datetime | None:
