@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PLACEHOLDER_SECRET = "change-me"  # noqa: S105 - the value the settings refuse outside development
@@ -104,6 +104,28 @@ class MediaSettings(BaseModel):
     retention_days: int = Field(default=90, description="Days unreferenced job outputs and uploads are kept.")
     max_fetch_bytes: int = Field(default=100 * 1024 * 1024, description="Largest media fetched by URL.")
     max_upload_bytes: int = Field(default=10 * 1024 * 1024, description="Largest decoded base64 upload.")
+    store: Literal["local", "s3"] = Field(
+        default="local", description="Where media lives: `local` (under `root`) or `s3` (a bucket)."
+    )
+    s3_bucket: str | None = Field(default=None, description="Bucket of the s3 store; required when store=s3.")
+    s3_endpoint_url: str | None = Field(
+        default=None, description="Endpoint of an S3-compatible service (R2, MinIO, ...); unset = AWS S3."
+    )
+    s3_region: str = Field(default="us-east-1", description="Region the s3 store signs its requests for.")
+    s3_access_key_id: str | None = Field(
+        default=None, description="Access key of the s3 store; unset = boto3's credential chain (env, role)."
+    )
+    s3_secret_access_key: SecretStr | None = Field(default=None, description="Secret key of the s3 store.")
+    s3_addressing_style: Literal["auto", "path", "virtual"] = Field(
+        default="auto", description="Bucket addressing: path-style suits most S3-compatible services."
+    )
+
+    @model_validator(mode="after")
+    def s3_needs_a_bucket(self) -> MediaSettings:
+        """An s3 store without a bucket fails at start, not at the first upload."""
+        if self.store == "s3" and not self.s3_bucket:
+            raise ValueError("media.store is s3 but media.s3_bucket is not set")
+        return self
 
 
 class ConnectorSettings(BaseModel):

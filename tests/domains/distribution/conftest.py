@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
+from moto.server import ThreadedMotoServer
 from starlette.applications import Starlette
 
 from tests.conftest import settings_for_test
@@ -94,3 +96,42 @@ async def connect_webhook(
     if receiver is not None:
         receiver.secret = shown["signing_secret"]
     return account.id
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A local S3 stand-in (moto's server) on 127.0.0.1, shared by the tests that use an s3 media store."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def s3_media(endpoint: str, root: Path) -> dict[str, Any]:
+    """Media settings of an s3 store on the stand-in, in a bucket of its own (created here)."""
+    bucket = f"media-{uuid.uuid4().hex[:12]}"
+    values: dict[str, Any] = {
+        "root": str(root),
+        "store": "s3",
+        "s3_bucket": bucket,
+        "s3_endpoint_url": endpoint,
+        "s3_access_key_id": "test-key",
+        "s3_secret_access_key": "test-secret",
+        "s3_addressing_style": "path",
+    }
+    bucket_client(values).create_bucket(Bucket=bucket)
+    return values
+
+
+def bucket_client(media: dict[str, Any]) -> Any:
+    """A plain boto3 client on the stand-in, to look into the bucket behind toolhost's back."""
+    return boto3.session.Session().client(
+        "s3",
+        endpoint_url=media["s3_endpoint_url"],
+        region_name="us-east-1",
+        aws_access_key_id=media["s3_access_key_id"],
+        aws_secret_access_key=media["s3_secret_access_key"],
+    )

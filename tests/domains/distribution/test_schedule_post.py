@@ -122,7 +122,7 @@ async def test_a_worker_that_dies_mid_publication_is_retried_with_the_same_key_a
     )
     await connector.publish(
         view,
-        dispatcher._outgoing(worker, claimed, connector),
+        await dispatcher._outgoing(worker, claimed, connector),
         dispatcher.PublishContext(state={}, save_state=_ignore),
     )
     assert len(stand_in.deliveries) == 1

@@ -40,6 +40,7 @@ from toolhost.providers.connectors.base import (
 )
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
+from toolhost.providers.media_store import MediaStore, MediaStoreUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +148,17 @@ async def _accounts(context: WorkerContext, ids: set[uuid.UUID]) -> dict[uuid.UU
         return {account.id: account for account in found}
 
 
-def _outgoing(context: WorkerContext, post: Post, connector: Connector) -> OutgoingPost:
+async def _media_bytes(store: MediaStore, key: str) -> bytes:
+    """A post's stored media; a missing object is final, a store that does not answer is retried."""
+    try:
+        return await store.read(key)
+    except FileNotFoundError as error:
+        raise PublishFailed(f"media {key} is no longer in the media store", retryable=False) from error
+    except (OSError, MediaStoreUnavailable) as error:
+        raise PublishFailed(f"the media store could not be read: {error}", retryable=True) from error
+
+
+async def _outgoing(context: WorkerContext, post: Post, connector: Connector) -> OutgoingPost:
     needs_bytes = connector.name != "webhook"
     store = media_service.store(context.settings)
     items = []
@@ -158,7 +169,7 @@ def _outgoing(context: WorkerContext, post: Post, connector: Connector) -> Outgo
                 MediaItem(
                     content_type=entry.get("content_type") or "application/octet-stream",
                     url=media_service.signed_url(context.settings, key, ttl=MEDIA_URL_TTL),
-                    data=store.read(key) if needs_bytes else None,
+                    data=await _media_bytes(store, key) if needs_bytes else None,
                     key=key,
                     file_name=key.rsplit("/", 1)[-1],
                 )
@@ -222,7 +233,8 @@ async def publish_one(
 
     publish_context = PublishContext(state=dict(post.connector_state or {}), save_state=save_state)
     try:
-        result = await connector.publish(session_view, _outgoing(context, post, connector), publish_context)
+        outgoing = await _outgoing(context, post, connector)
+        result = await connector.publish(session_view, outgoing, publish_context)
     except PublishFailed as failure:
         await _record_failure(context, post, account, session_view, vault, failure)
         return

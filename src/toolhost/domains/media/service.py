@@ -23,7 +23,7 @@ from toolhost.domains.media.models import MediaObject
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 from toolhost.providers.fetch import Fetcher
-from toolhost.providers.media_store import LocalMediaStore
+from toolhost.providers.media_store import LocalMediaStore, S3MediaStore
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
@@ -135,9 +135,33 @@ def signature_valid(settings: Settings, key: str, expires: str, given: str) -> b
     return hmac.compare_digest(signature(settings, key, int(expires)), given)
 
 
-def store(settings: Settings) -> LocalMediaStore:
-    """The configured media store."""
-    return LocalMediaStore(settings.media.root)
+_S3_STORES: dict[tuple[str | None, ...], S3MediaStore] = {}
+
+
+def store(settings: Settings) -> LocalMediaStore | S3MediaStore:
+    """The configured media store (an S3 client is built once per configuration: building one is slow)."""
+    media = settings.media
+    if media.store == "local":
+        return LocalMediaStore(media.root)
+    secret = media.s3_secret_access_key.get_secret_value() if media.s3_secret_access_key else None
+    identity = (
+        media.s3_bucket,
+        media.s3_endpoint_url,
+        media.s3_region,
+        media.s3_access_key_id,
+        secret,
+        media.s3_addressing_style,
+    )
+    if identity not in _S3_STORES:
+        _S3_STORES[identity] = S3MediaStore(
+            bucket=str(media.s3_bucket),
+            endpoint_url=media.s3_endpoint_url,
+            region=media.s3_region,
+            access_key_id=media.s3_access_key_id,
+            secret_access_key=secret,
+            addressing_style=media.s3_addressing_style,
+        )
+    return _S3_STORES[identity]
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +241,7 @@ async def save(
 ) -> Upload:
     """Writes checked bytes to the store and records the key (other domains store job outputs this way)."""
     key = new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type)
-    store(settings).put(key, data)
+    await store(settings).put(key, data)
     media = MediaObject(
         key=key,
         account_id=account_id,
