@@ -14,17 +14,21 @@ from toolhost.domains.approvals import service as approvals_service
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.content import service as content_service
 from toolhost.domains.ideation import service as ideation_service
+from toolhost.domains.ideation import url_content
+from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
-from toolhost.platform.results import Conflict, ToolError, ValidationFailed
+from toolhost.platform.results import Conflict, NotFound, UpstreamFailed, ValidationFailed
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text import provider_for, select_model, without_blocked_terms
 from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, PlanPostRequest
-from toolhost.providers.text.compose import sentences
+from toolhost.providers.text.compose import clip, sentences
 
 BASE_CREDITS = 10
 SOURCE_URL_CREDITS = 3
 SOURCE_CHARS = 2000
+SOURCE_ANGLES = 6
+SOURCE_ANGLE_CHARS = 120
 # CATALOG.md §7: media types per platform; a list alternates post by post.
 MEDIA_TYPES: dict[str, tuple[str, ...]] = {
     "youtube": ("video",),
@@ -51,21 +55,37 @@ def _angles(brand: BrandContext) -> list[str]:
     for name, weight in brand.content_pillars:
         angles += [name] * max(1, round(weight * 4))
     angles += list(brand.value_propositions) + [point.claim for point in brand.proof_points]
-    return angles or [""]
+    return angles
 
 
-async def _read_source(settings: Settings, url: str) -> tuple[str, str | None]:
-    """The first 2,000 characters of the page's text, or the reason it could not be read (not fatal)."""
+async def _read_source(
+    settings: Settings, url: str, youtube: ConnectedYouTube | None
+) -> tuple[str, list[str], dict[str, Any]]:
+    """The source page read as extract_url_content `auto` reads it: the first 2,000 characters of its
+    text, angles from its USP, benefits and features, and what context_used records about it.
+
+    A URL the fetcher refuses (§1.14) is the caller's validation_error; a site that fails or times out
+    is only noted, and the plan is written without it.
+    """
     try:
-        page = (
-            await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)
-        ).ensure_success()
-    except ToolError as error:
-        return "", f"source_url not read: {error.message}"
-    import trafilatura  # imported here: only plans with a source URL need the extractor
-
-    text = trafilatura.extract(page.text) or ""
-    return " ".join(text.split())[:SOURCE_CHARS], None
+        page = await url_content.extract(Fetcher(settings.fetch), url, "auto", youtube)
+    except (UpstreamFailed, NotFound) as error:
+        return "", [], {"url": url, "read": False, "error": error.message}
+    text = " ".join(str(page.get("transcript") or page.get("description") or "").split())[:SOURCE_CHARS]
+    angles: list[str] = []
+    for candidate in [page.get("usp"), *(page.get("benefits") or []), *(page.get("features") or [])]:
+        angle = clip(str(candidate or "").strip().rstrip("."), SOURCE_ANGLE_CHARS)
+        if angle and angle not in angles:
+            angles.append(angle)
+    note = {
+        "url": page["url"],
+        "read": True,
+        "source_type": page["source_type"],
+        "title": page.get("title") or "",
+        "characters_used": len(text),
+        "angles": angles[:SOURCE_ANGLES],
+    }
+    return text, angles[:SOURCE_ANGLES], note
 
 
 async def plan_week(
@@ -80,6 +100,7 @@ async def plan_week(
     days: int,
     start_date: str | None,
     brand_voice: str | None,
+    youtube: ConnectedYouTube | None = None,
 ) -> ContentPlan:
     """plan_content_week: days × platforms × posts_per_day posts, rotated, stored as draft."""
     start = date.fromisoformat(start_date) if start_date else (datetime.now(UTC) + timedelta(days=1)).date()
@@ -92,11 +113,13 @@ async def plan_week(
         else await content_service.load_brand(session, project_id)
     )
     context = await ideation_service.ideation_context(session=session, project_id=project_id, days=30)
-    notes, source_note = ("", None)
+    notes, source_note = "", None
+    source_angles: list[str] = []
     if source_url:
-        notes, source_note = await _read_source(settings, source_url)
+        notes, source_angles, source_note = await _read_source(settings, source_url, youtube)
     source_summary = " ".join(sentences(notes)[:3])
-    angles = _angles(brand)
+    # the source's own selling points lead; the brand's pillars and propositions follow
+    angles = source_angles + _angles(brand) or [""]
     top_hooks = list(context["topHooks"])
     posts: list[dict[str, Any]] = []
     counter = 0
@@ -151,7 +174,7 @@ async def plan_week(
         "posts": posts,
         "context_used": {
             "ideation_context": context["promptInjection"],
-            "loop_summary": source_note or ("source_url read" if source_url else None),
+            "loop_summary": None,  # the performance loop (analytics) has nothing to summarise yet
             "project_id": str(project_id),
         },
         "insights_applied": {
@@ -166,6 +189,7 @@ async def plan_week(
     }
     if source_url:
         document["source_url"] = source_url
+        document["context_used"]["source"] = source_note
     if brand.name:
         document["brand_name"] = brand.name
     return await planning_service.save(session, project_id=project_id, document=document, status="draft")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from toolhost.domains.ideation import url_content
+from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning import authoring, service
 from toolhost.domains.planning.schemas import (
     DeleteContentPlanIn,
@@ -36,7 +38,8 @@ async def save_content_plan(ctx: ToolContext, args: SaveContentPlanIn) -> SaveCo
     return SaveContentPlanOut(plan_id=str(plan.id), project_id=str(plan.project_id), status=plan.status)
 
 
-@tool(module="planning", scope="mcp:read", read_only=True, idempotent=True, project="object", object_id="plan_id", response_format="json")
+@tool(module="planning", scope="mcp:read", read_only=True, idempotent=True, project="object",
+      object_id="plan_id", response_format="json")
 async def get_content_plan(ctx: ToolContext, args: GetContentPlanIn) -> GetContentPlanOut:
     """Reads a stored content plan with its posts, status and the insights it applied."""
     plan = await service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
@@ -61,12 +64,19 @@ async def plan_content_week(ctx: ToolContext, args: PlanContentWeekIn) -> PlanCo
     The plan is stored as a draft. Next: quality_check_plan, update_content_plan (media_url for instagram,
     tiktok and youtube posts), then submit_content_plan_for_approval.
     """
+    youtube = None
+    if args.source_url and url_content.youtube_kind(args.source_url) is not None:
+        youtube = await ConnectedYouTube.load(
+            session=ctx.session, settings=ctx.settings, principal=ctx.principal
+        )
     plan = await authoring.plan_week(
         session=ctx.session, settings=ctx.settings, project_id=ctx.project_id, topic=args.topic,
         source_url=args.source_url, platforms=list(dict.fromkeys(args.platforms)),
         posts_per_day=args.posts_per_day,
-        days=args.days, start_date=args.start_date, brand_voice=args.brand_voice,
+        days=args.days, start_date=args.start_date, brand_voice=args.brand_voice, youtube=youtube,
     )
+    if youtube is not None:
+        youtube.store_refreshed()
     return PlanContentWeekOut.model_validate({**plan.payload, "status": plan.status})
 
 
