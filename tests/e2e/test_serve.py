@@ -62,6 +62,14 @@ def toolhost_command(*arguments: str) -> list[str]:
     return [sys.executable, "-c", "from toolhost.cli import main; main()", *arguments]
 
 
+def run_cli(workdir: Path, port: int, *arguments: str) -> str:
+    finished = subprocess.run(
+        toolhost_command(*arguments), cwd=workdir, env=environment(port), capture_output=True, text=True, check=False
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    return finished.stdout
+
+
 def environment(port: int) -> dict[str, str]:
     return {
         **{name: value for name, value in os.environ.items() if not name.startswith("TOOLHOST_")},
@@ -115,19 +123,14 @@ def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, 
         headers = {"Authorization": f"Bearer {key}"}
         assert len(httpx.get(f"{base}/v1/tools", headers=headers).json()) >= 40
 
-        listed = subprocess.run(toolhost_command("accounts", "list"), cwd=tmp_path, env=environment(port),
-                                capture_output=True, text=True, check=True)
-        account_id = re.search(UUID, listed.stdout).group(0)  # type: ignore[union-attr]
-        projects = subprocess.run(toolhost_command("projects", "list", "--account", account_id), cwd=tmp_path,
-                                  env=environment(port), capture_output=True, text=True, check=True)
-        project_id = re.search(UUID, projects.stdout).group(0)  # type: ignore[union-attr]
-        connected = subprocess.run(
-            toolhost_command("connections", "add", "--project", project_id, "--platform", "linkedin",
-                             "--connector", "webhook", "--url", receiver),
-            cwd=tmp_path, env=environment(port), capture_output=True, text=True, check=False,
+        account_id = re.search(UUID, run_cli(tmp_path, port, "accounts", "list")).group(0)  # type: ignore[union-attr]
+        projects = run_cli(tmp_path, port, "projects", "list", "--account", account_id)
+        project_id = re.search(UUID, projects).group(0)  # type: ignore[union-attr]
+        connected = run_cli(
+            tmp_path, port, "connections", "add", "--project", project_id, "--platform", "linkedin",
+            "--connector", "webhook", "--url", receiver,
         )
-        assert connected.returncode == 0, connected.stdout + connected.stderr
-        secret = connected.stdout.strip().splitlines()[-1].rsplit(":", 1)[1].strip()
+        secret = connected.strip().splitlines()[-1].rsplit(":", 1)[1].strip()
 
         scheduled = httpx.post(
             f"{base}/v1/tools/schedule_post",
