@@ -326,3 +326,14 @@ async def test_design_tokens_parse_as_what_they_claim(tenant: Tenant) -> None:
     assert figma["fontFamily"]["heading"] == {"value": "Fraunces", "type": "fontFamilies"}
     dtcg = json.loads((await tenant.data("export_design_tokens", {"format": "dtcg"}))["tokens"])
     assert dtcg["brand"]["color"]["primary"] == {"$type": "color", "$value": "#1f4e79"}
+
+
+async def test_audit_brand_colors_takes_any_finite_positive_threshold(tenant: Tenant) -> None:
+    await tenant.data("save_brand_profile", {"brand_context": PROFILE})
+    data = await tenant.data("audit_brand_colors", {"content_colors": ["#ff00ff"], "threshold": 500})
+    assert data["passed"] is True
+    for refused in (0, -1):
+        response = await tenant.call(
+            "audit_brand_colors", {"content_colors": ["#ff00ff"], "threshold": refused}
+        )
+        assert response.json()["error"]["error_type"] == "validation_error"

@@ -115,3 +115,14 @@ async def test_another_tenants_plan_is_not_found(tenant: Tenant, make_tenant: An
         "update_content_plan", {"plan_id": plan["plan_id"], "post_updates": [{"post_id": "day1-linkedin-1"}]}
     )
     assert response.status_code == 404
+
+
+async def test_brand_voice_takes_the_default_string_limit(tenant: Tenant) -> None:
+    voice = "Calm, plain-spoken and practical. " * 30  # ~1,000 characters: over the old 500, within 10,000
+    plan = await make_plan(tenant, days=1, brand_voice=voice)
+    assert len(plan["posts"]) == 2
+    response = await tenant.call(
+        "plan_content_week",
+        {"topic": "Async updates", "platforms": ["twitter"], "brand_voice": "x" * 10_001},
+    )
+    assert response.json()["error"]["error_type"] == "validation_error"

@@ -35,3 +35,11 @@ async def test_a_custom_banned_term_blocks_the_post(tenant: Tenant) -> None:
         "caption": "Why do remote teams lose focus time? Read our guide and tell us in the comments. #Focus",
         "platforms": ["linkedin"], "custom_banned_terms": ["guide"]})
     assert 'Contains blocked term: "guide"' in data["blockers"]
+
+
+async def test_brand_keyword_takes_the_default_string_limit(tenant: Tenant) -> None:
+    keyword = "async updates " + "and calmer weeks " * 20  # over the old 200 characters
+    data = await tenant.data(
+        "quality_check", {"caption": "Why async updates work. Reply below.", "platforms": ["linkedin"],
+                          "brand_keyword": keyword})
+    assert len(data["categories"]) == 7

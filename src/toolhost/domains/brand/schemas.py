@@ -246,7 +246,7 @@ class CheckBrandConsistencyOut(ToolOutput):
 class AuditBrandColorsIn(ToolInput):
     content_colors: Annotated[list[HexColor], Field(min_length=1, max_length=100)]
     project_id: UUIDStr | None = None
-    threshold: Annotated[float, Field(gt=0, le=200)] = 10.0
+    threshold: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 10.0
 
 
 class AuditBrandColorsOut(ToolOutput):

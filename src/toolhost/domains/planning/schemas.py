@@ -74,7 +74,10 @@ class GetContentPlanOut(ToolOutput):
 
     def summary(self) -> str:
         posts = self.plan.get("posts", [])
-        return f"Plan {self.plan_id} '{self.topic}': {self.status}, {len(posts)} post(s), updated {self.updated_at}."
+        return (
+            f"Plan {self.plan_id} '{self.topic}': {self.status}, {len(posts)} post(s), "
+            f"updated {self.updated_at}."
+        )
 
 
 class PlanContentWeekIn(ToolInput):
@@ -86,7 +89,7 @@ class PlanContentWeekIn(ToolInput):
     posts_per_day: Annotated[int, Field(ge=1, le=5)] = 1
     days: Annotated[int, Field(ge=1, le=7)] = 5
     start_date: DateStr | None = None
-    brand_voice: Annotated[str, StringConstraints(max_length=500)] | None = None
+    brand_voice: Text | None = None  # CATALOG.md §7 gives no limit: the §1.8 default (10,000)
     project_id: UUIDStr | None = None
     response_format: TextFormat = "json"
 

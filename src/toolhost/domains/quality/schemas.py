@@ -19,7 +19,7 @@ class QualityCheckIn(ToolInput):
     title: Text | None = None
     platforms: Annotated[list[Platform], Field(min_length=1, max_length=9)]
     threshold: Threshold = 26
-    brand_keyword: Annotated[str, StringConstraints(max_length=200)] | None = None
+    brand_keyword: Text | None = None  # CATALOG.md §9 gives no limit: the §1.8 default (10,000)
     brand_avoid_patterns: Annotated[list[ShortText], Field(max_length=100)] | None = None
     custom_banned_terms: Annotated[list[ShortText], Field(max_length=100)] | None = None
     project_id: UUIDStr | None = None
