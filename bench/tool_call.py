@@ -163,6 +163,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--database-url", default=None, help="default: a fresh SQLite file; or a PostgreSQL URL")
     arguments = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="toolhost-bench-"))
@@ -170,7 +171,7 @@ def main() -> None:
     (workdir / "sdk_app.py").write_text(SDK_APP)
     environment = {
         **os.environ,
-        "TOOLHOST_DATABASE_URL": f"sqlite+aiosqlite:///{workdir / 'bench.db'}",
+        "TOOLHOST_DATABASE_URL": arguments.database_url or f"sqlite+aiosqlite:///{workdir / 'bench.db'}",
         "TOOLHOST_RATELIMIT__ENABLED": "false",
         "PYTHONPATH": str(workdir),
     }
@@ -181,6 +182,7 @@ def main() -> None:
     mcp_headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
     toolhost_target = ["toolhost.app:create_app", "--factory"]
 
+    print(f"database: {environment['TOOLHOST_DATABASE_URL'].split('://')[0]}")
     print(f"settings: {arguments.seconds:.0f} s per target, {arguments.connections} connections, uvicorn {' '.join(UVICORN_FLAGS)}")
     process, port = start_server(toolhost_target, environment, workdir)
     rest = measure("toolhost POST /v1/tools/get_credit_balance", process, port,
