@@ -29,7 +29,10 @@ MODEL_MODULES: tuple[str, ...] = (
     "toolhost.domains.distribution.models",
 )
 
-POLLERS: tuple[str, ...] = ("toolhost.domains.distribution.dispatcher.publish_due_posts",)
+POLLERS: tuple[str, ...] = (
+    "toolhost.domains.distribution.dispatcher.publish_due_posts",
+    "toolhost.domains.media.retention.sweep_expired_media",
+)
 
 
 def load_tools() -> None:

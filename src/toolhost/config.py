@@ -102,6 +102,9 @@ class MediaSettings(BaseModel):
     root: Path = Field(default=Path("./media"), description="Local filesystem root of the media store.")
     url_ttl_seconds: int = Field(default=3600, description="Lifetime of a signed media URL.")
     retention_days: int = Field(default=90, description="Days unreferenced job outputs and uploads are kept.")
+    retention_sweep_seconds: float = Field(
+        default=3600, description="Seconds between one worker's sweeps for media past its retention."
+    )
     max_fetch_bytes: int = Field(default=100 * 1024 * 1024, description="Largest media fetched by URL.")
     max_upload_bytes: int = Field(default=10 * 1024 * 1024, description="Largest decoded base64 upload.")
     store: Literal["local", "s3"] = Field(

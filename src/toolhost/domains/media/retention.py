@@ -1,0 +1,115 @@
+"""Media retention (CATALOG.md §1.13): job outputs and uploads older than `media.retention_days` are deleted
+unless a post, a plan (its approval items included) or a brand profile still references them.
+
+A worker poller: each worker sweeps at most once per `media.retention_sweep_seconds`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, delete, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.db.base import utcnow
+from toolhost.domains.approvals.models import ApprovalItem
+from toolhost.domains.brand.models import BrandProfileVersion
+from toolhost.domains.distribution.models import Post
+from toolhost.domains.media import service
+from toolhost.domains.media.models import MediaObject
+from toolhost.domains.planning.models import ContentPlan
+from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.models import Project
+from toolhost.providers.media_store import KEY_PATTERN
+
+logger = logging.getLogger(__name__)
+
+BATCH = 200
+# A media key anywhere inside a stored value: bare, behind an `r2://` prefix or inside a signed URL.
+KEY_IN_TEXT = re.compile(KEY_PATTERN.pattern.removeprefix("^").removesuffix("$"))
+
+_next_sweep: dict[str, float] = {}
+
+
+async def sweep_expired_media(context: WorkerContext) -> int:
+    """The poller: a sweep when this worker's last one is old enough; returns the objects deleted."""
+    now = time.monotonic()
+    if _next_sweep.get(context.worker_id, 0.0) > now:
+        return 0
+    _next_sweep[context.worker_id] = now + context.settings.media.retention_sweep_seconds
+    return await sweep(context)
+
+
+async def sweep(context: WorkerContext) -> int:
+    """Deletes every expired, unreferenced object, a batch per transaction, oldest first."""
+    cutoff = utcnow() - timedelta(days=context.settings.media.retention_days)
+    store = service.store(context.settings)
+    deleted = 0
+    after: tuple[datetime, uuid.UUID] | None = None
+    while True:
+        async with context.session_factory() as session, session.begin():
+            batch = await _expired(session, cutoff, after)
+            if not batch:
+                return deleted
+            after = (batch[-1].created_at, batch[-1].id)
+            referenced = await _referenced_keys(session, {media.account_id for media in batch})
+            doomed = [media for media in batch if media.key not in referenced]
+            if doomed:
+                # The rows go first, in this transaction: a key without a row can no longer be used, and
+                # a store deletion that fails afterwards only leaves an unreachable object behind.
+                await session.execute(delete(MediaObject).where(MediaObject.id.in_([m.id for m in doomed])))
+        for media in doomed:
+            try:
+                await store.delete(media.key)
+            except Exception:
+                logger.exception("could not delete expired media %s from the store", media.key)
+                continue
+            deleted += 1
+
+
+async def _expired(
+    session: AsyncSession, cutoff: datetime, after: tuple[datetime, uuid.UUID] | None
+) -> list[MediaObject]:
+    query = select(MediaObject).where(MediaObject.created_at < cutoff)
+    if after is not None:
+        created, identifier = after
+        query = query.where(
+            or_(
+                MediaObject.created_at > created,
+                and_(MediaObject.created_at == created, MediaObject.id > identifier),
+            )
+        )
+    rows = await session.scalars(query.order_by(MediaObject.created_at, MediaObject.id).limit(BATCH))
+    return list(rows)
+
+
+async def _referenced_keys(session: AsyncSession, account_ids: set[uuid.UUID]) -> set[str]:
+    """Every media key the posts, plans, approval items and brand profiles of these accounts mention."""
+    projects = select(Project.id).where(Project.account_id.in_(list(account_ids))).scalar_subquery()
+    keys: set[str] = set()
+    sources: list[Any] = [
+        select(Post.media).where(Post.project_id.in_(projects)),
+        select(ContentPlan.payload).where(ContentPlan.project_id.in_(projects)),
+        select(ApprovalItem.edited_post).where(
+            ApprovalItem.project_id.in_(projects), ApprovalItem.edited_post.is_not(None)
+        ),
+        select(BrandProfileVersion.profile_data).where(BrandProfileVersion.project_id.in_(projects)),
+    ]
+    for query in sources:
+        keys.update(_keys_in(await session.scalars(query)))
+    return keys
+
+
+def _keys_in(values: Iterable[Any]) -> set[str]:
+    found: set[str] = set()
+    for value in values:
+        if value:
+            found.update(match.group(0) for match in KEY_IN_TEXT.finditer(json.dumps(value)))
+    return found

@@ -1,0 +1,97 @@
+"""Media retention: expired uploads and job outputs go unless a post, plan or brand profile uses them."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select, update
+
+from tests.conftest import Tenant
+from tests.domains.distribution.conftest import connect_webhook
+from tests.domains.distribution.test_connectors import png_bytes, upload
+from tests.providers.text.brands import BRANDS
+from toolhost.catalog import POLLERS
+from toolhost.domains.media import retention
+from toolhost.domains.media import service as media_service
+from toolhost.domains.media.models import MediaObject
+from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.runtime import Platform
+
+
+async def age(platform: Platform, keys: list[str], days: int) -> None:
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(MediaObject)
+            .where(MediaObject.key.in_(keys))
+            .values(created_at=datetime.now(UTC) - timedelta(days=days))
+        )
+
+
+async def stored_keys(platform: Platform) -> set[str]:
+    async with platform.session_factory() as session:
+        return set(await session.scalars(select(MediaObject.key)))
+
+
+async def test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
+    tenant: Tenant, platform: Platform, receiver: tuple[object, str]
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    upload_alone, in_post, in_plan, in_brand, recent = [
+        await upload(tenant, png_bytes(), "image/png") for _ in range(5)
+    ]
+    async with platform.session_factory() as session, session.begin():
+        job_output = await media_service.save(
+            session=session,
+            settings=platform.settings,
+            account_id=tenant.account_id,
+            project_id=tenant.project_id,
+            data=png_bytes(),
+            content_type="image/png",
+            kind="image",
+            job_id=uuid.uuid4(),
+        )
+    await tenant.data(
+        "schedule_post", {"caption": "Keeps its picture", "platforms": ["twitter"], "r2_key": in_post}
+    )
+    await tenant.data(
+        "save_content_plan",
+        {
+            "plan": {
+                "topic": "Spring",
+                "posts": [{"id": "p1", "caption": "Hi", "media_url": "r2://" + in_plan}],
+            }
+        },
+    )
+    brand = copy.deepcopy(BRANDS["relay"])
+    brand["logoUrl"] = (await tenant.data("get_media_url", {"r2_key": in_brand}))["signed_url"]
+    await tenant.data("save_brand_profile", {"brand_context": brand})
+    expired = [upload_alone, in_post, in_plan, in_brand, job_output.media.key]
+    await age(platform, expired, days=91)
+    await age(platform, [recent], days=89)
+
+    worker = WorkerContext(
+        settings=platform.settings, session_factory=platform.session_factory, worker_id=f"w-{uuid.uuid4()}"
+    )
+    assert await retention.sweep_expired_media(worker) == 2
+
+    kept = {in_post, in_plan, in_brand, recent}
+    assert await stored_keys(platform) == kept
+    store = media_service.store(platform.settings)
+    for key in kept:
+        assert await store.exists(key)
+    assert not await store.exists(upload_alone)
+    assert not await store.exists(job_output.media.key)
+    response = await tenant.call("get_media_url", {"r2_key": upload_alone})
+    assert response.json()["structuredContent"]["error"]["error_type"] == "not_found"
+
+    # One sweep per interval per worker: the next expiry waits for the next sweep.
+    await age(platform, [recent], days=91)
+    assert await retention.sweep_expired_media(worker) == 0
+    assert await retention.sweep(worker) == 1
+    assert not await store.exists(recent)
+
+
+def test_the_worker_runs_the_retention_poller() -> None:
+    assert "toolhost.domains.media.retention.sweep_expired_media" in POLLERS
