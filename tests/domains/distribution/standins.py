@@ -81,6 +81,9 @@ class MastodonStandIn:
     """The Mastodon endpoints the connector uses; statuses honour Idempotency-Key like Mastodon does."""
 
     token: str = "mastodon-token-1"
+    code: str = "mastodon-code-1"
+    apps: list[dict[str, Any]] = field(default_factory=list)
+    grants: list[dict[str, str]] = field(default_factory=list)
     media: dict[str, dict[str, Any]] = field(default_factory=dict)
     statuses: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_key: dict[str, str] = field(default_factory=dict)
@@ -93,6 +96,32 @@ class MastodonStandIn:
         if not self._authorized(request):
             return JSONResponse({"error": "The access token is invalid"}, status_code=401)
         return JSONResponse({"id": "42", "username": "alice", "acct": "alice"})
+
+    async def register_app(self, request: Request) -> Response:
+        document = await request.json()
+        app = {
+            "client_id": f"client-{len(self.apps) + 1}",
+            "client_secret": f"secret-{len(self.apps) + 1}",
+            "redirect_uri": document["redirect_uris"],
+            "scopes": document["scopes"],
+        }
+        self.apps.append(app)
+        return JSONResponse({"id": str(len(self.apps)), "name": document["client_name"], **app})
+
+    async def oauth_token(self, request: Request) -> Response:
+        async with request.form() as form:
+            fields = {name: str(value) for name, value in form.items()}
+        self.grants.append(fields)
+        app = next((app for app in self.apps if app["client_id"] == fields.get("client_id")), None)
+        if app is None or app["client_secret"] != fields.get("client_secret"):
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        if (
+            fields.get("grant_type") != "authorization_code"
+            or fields.get("code") != self.code
+            or fields.get("redirect_uri") != app["redirect_uri"]
+        ):
+            return JSONResponse({"error": "invalid_grant"}, status_code=400)
+        return JSONResponse({"access_token": self.token, "token_type": "Bearer", "scope": "read write"})
 
     async def upload(self, request: Request) -> Response:
         if not self._authorized(request):
@@ -159,6 +188,8 @@ class MastodonStandIn:
     def app(self) -> Starlette:
         return Starlette(
             routes=[
+                Route("/api/v1/apps", self.register_app, methods=["POST"]),
+                Route("/oauth/token", self.oauth_token, methods=["POST"]),
                 Route("/api/v1/accounts/verify_credentials", self.verify),
                 Route("/api/v2/media", self.upload, methods=["POST"]),
                 Route("/api/v1/statuses", self.create_status, methods=["POST"]),
@@ -182,6 +213,8 @@ class BlueskyStandIn:
     blobs: list[dict[str, Any]] = field(default_factory=list)
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     creates: int = 0
+    others: list[dict[str, Any]] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
 
     async def create_session(self, request: Request) -> Response:
         document = await request.json()
@@ -242,6 +275,47 @@ class BlueskyStandIn:
             {"uri": f"at://{self.did}/app.bsky.feed.post/{rkey}", "value": self.records[rkey]}
         )
 
+    def _view(self, uri: str, record: dict[str, Any], handle: str) -> dict[str, Any]:
+        return {
+            "uri": uri,
+            "cid": f"cid-{uri.rsplit('/', 1)[-1]}",
+            "record": record,
+            "author": {"handle": handle},
+            "indexedAt": record.get("createdAt"),
+        }
+
+    def _posts(self) -> list[dict[str, Any]]:
+        own = [
+            self._view(f"at://{self.did}/app.bsky.feed.post/{rkey}", record, self.handle)
+            for rkey, record in self.records.items()
+        ]
+        return own + self.others
+
+    async def get_post_thread(self, request: Request) -> Response:
+        if (refused := self._authorized(request)) is not None:
+            return refused
+        uri = request.query_params.get("uri", "")
+        posts = self._posts()
+        post = next((post for post in posts if post["uri"] == uri), None)
+        if post is None:
+            return JSONResponse({"error": "NotFound", "message": "Post not found"}, status_code=400)
+        replies = [
+            {"post": reply}
+            for reply in posts
+            if ((reply["record"].get("reply") or {}).get("parent") or {}).get("uri") == uri
+        ]
+        return JSONResponse({"thread": {"post": post, "replies": replies}})
+
+    async def delete_record(self, request: Request) -> Response:
+        if (refused := self._authorized(request)) is not None:
+            return refused
+        document = await request.json()
+        if document.get("repo") != self.did or document.get("collection") != "app.bsky.feed.post":
+            return JSONResponse({"error": "InvalidRequest"}, status_code=400)
+        self.deletes.append(document["rkey"])
+        self.records.pop(document["rkey"], None)
+        return JSONResponse({})
+
     async def get_posts(self, request: Request) -> Response:
         uri = request.query_params.get("uris", "")
         return JSONResponse(
@@ -257,6 +331,8 @@ class BlueskyStandIn:
                 Route("/xrpc/com.atproto.repo.createRecord", self.create_record, methods=["POST"]),
                 Route("/xrpc/com.atproto.repo.getRecord", self.get_record),
                 Route("/xrpc/app.bsky.feed.getPosts", self.get_posts),
+                Route("/xrpc/app.bsky.feed.getPostThread", self.get_post_thread),
+                Route("/xrpc/com.atproto.repo.deleteRecord", self.delete_record, methods=["POST"]),
             ]
         )
 
@@ -274,6 +350,7 @@ class YouTubeStandIn:
     videos: dict[str, dict[str, Any]] = field(default_factory=dict)
     drop_first_upload: bool = False
     base_url: str = ""
+    comments: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     async def token(self, request: Request) -> Response:
         async with request.form() as form:
@@ -364,10 +441,90 @@ class YouTubeStandIn:
             }
         )
 
+    def add_comment(
+        self, *, text: str, author: str, video_id: str | None, parent_id: str | None
+    ) -> dict[str, Any]:
+        comment_id = f"Ug{len(self.comments) + 1}"
+        self.comments[comment_id] = {
+            "id": comment_id,
+            "videoId": video_id,
+            "parentId": parent_id,
+            "text": text,
+            "author": author,
+            "moderationStatus": "published",
+        }
+        return self.comments[comment_id]
+
+    def _thread(self, comment: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": f"thread-{comment['id']}",
+            "snippet": {
+                "videoId": comment["videoId"],
+                "topLevelComment": {
+                    "id": comment["id"],
+                    "snippet": {
+                        "textOriginal": comment["text"],
+                        "authorDisplayName": comment["author"],
+                        "publishedAt": "2026-11-21T00:00:00Z",
+                    },
+                },
+            },
+        }
+
+    async def comment_threads(self, request: Request) -> Response:
+        if not self._authorized(request):
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        if request.method == "GET":
+            video_id = request.query_params.get("videoId")
+            limit = int(request.query_params.get("maxResults", "20"))
+            threads = [
+                self._thread(comment)
+                for comment in self.comments.values()
+                if comment["videoId"] == video_id and comment["parentId"] is None
+            ]
+            return JSONResponse({"items": threads[:limit]})
+        snippet = (await request.json())["snippet"]
+        top = self.add_comment(
+            text=snippet["topLevelComment"]["snippet"]["textOriginal"],
+            author="Alice Channel",
+            video_id=snippet["videoId"],
+            parent_id=None,
+        )
+        return JSONResponse(self._thread(top))
+
+    async def reply(self, request: Request) -> Response:
+        if not self._authorized(request):
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        if request.method == "DELETE":
+            if self.comments.pop(request.query_params.get("id", ""), None) is None:
+                return JSONResponse({"error": "commentNotFound"}, status_code=404)
+            return Response(status_code=204)
+        snippet = (await request.json())["snippet"]
+        parent = self.comments.get(snippet["parentId"])
+        if parent is None:
+            return JSONResponse({"error": "parentCommentNotFound"}, status_code=404)
+        created = self.add_comment(
+            text=snippet["textOriginal"], author="Alice Channel", video_id=None, parent_id=parent["id"]
+        )
+        return JSONResponse({"id": created["id"], "snippet": {"parentId": parent["id"]}})
+
+    async def moderate(self, request: Request) -> Response:
+        if not self._authorized(request):
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        comment = self.comments.get(request.query_params.get("id", ""))
+        status = request.query_params.get("moderationStatus")
+        if comment is None or status not in ("heldForReview", "published", "rejected"):
+            return JSONResponse({"error": "invalid"}, status_code=400)
+        comment["moderationStatus"] = status
+        return Response(status_code=204)
+
     def app(self) -> Starlette:
         return Starlette(
             routes=[
                 Route("/token", self.token, methods=["POST"]),
+                Route("/youtube/v3/commentThreads", self.comment_threads, methods=["GET", "POST"]),
+                Route("/youtube/v3/comments", self.reply, methods=["POST", "DELETE"]),
+                Route("/youtube/v3/comments/setModerationStatus", self.moderate, methods=["POST"]),
                 Route("/youtube/v3/channels", self.channels),
                 Route("/youtube/v3/videos", self.statistics),
                 Route("/upload/youtube/v3/videos", self.start_upload, methods=["POST"]),
