@@ -30,26 +30,28 @@ def main() -> None:
     verbose = "--verbose" in sys.argv
     brands = json.loads((DATA / "brands.json").read_text())
     rows = [json.loads(line) for line in (DATA / "texts.jsonl").read_text().splitlines() if line.strip()]
-    scores, labels, correct = [], [], 0
+    scores, labels, correct, clear_correct = [], [], 0, 0
     per_brand: dict[str, tuple[list[float], list[int]]] = {}
     for row in rows:
         result = score_consistency(brands[row["brand"]], row["text"])
         scores.append(result.overall)
         labels.append(row["label"])
         correct += int(result.passed == bool(row["label"]))
+        clear_correct += int(result.clear_to_publish == bool(row["label"]))
         brand_scores, brand_labels = per_brand.setdefault(row["brand"], ([], []))
         brand_scores.append(result.overall)
         brand_labels.append(row["label"])
         if verbose:
             dims = " ".join(f"{name[:5]}={round(d.score)}" for name, d in result.dimensions.items())
-            flag = "ok " if result.passed == bool(row["label"]) else "BAD"
+            flag = "ok " if result.clear_to_publish == bool(row["label"]) else "BAD"
             print(f"{flag} {row['brand']:9} {row['label']} {row['kind']:10} {result.overall:3}  {dims}")
     print(
         f"texts: {len(rows)} ({sum(labels)} on-brand, {len(labels) - sum(labels)} off-brand), "
         f"brands: {len(brands)}"
     )
     print(f"ROC AUC (overall): {roc_auc(scores, labels):.3f}")
-    print(f"pass-flag accuracy: {correct / len(rows):.3f}")
+    print(f"pass-flag accuracy (passed: overall >= 60, no banned term): {correct / len(rows):.3f}")
+    print(f"clearToPublish accuracy (passed and no blocker): {clear_correct / len(rows):.3f}")
     for brand, (brand_scores, brand_labels) in per_brand.items():
         print(f"  {brand}: AUC {roc_auc(brand_scores, brand_labels):.3f}")
     cross_scores, cross_labels = [], []

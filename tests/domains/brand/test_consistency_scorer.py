@@ -50,15 +50,15 @@ def _labelled() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return brands, rows
 
 
-def test_the_pass_flag_agrees_with_the_labels_on_nine_texts_in_ten() -> None:
+def test_clear_to_publish_agrees_with_the_labels_on_nine_texts_in_ten() -> None:
     brands, rows = _labelled()
     correct = sum(
-        score_consistency(brands[row["brand"]], row["text"]).passed == bool(row["label"]) for row in rows
+        score_consistency(brands[row["brand"]], row["text"]).clear_to_publish == bool(row["label"]) for row in rows
     )
     assert correct / len(rows) >= 0.9
 
 
-def test_an_invented_figure_fails_on_brand_copy_whatever_its_overall() -> None:
+def test_an_invented_figure_is_not_clear_to_publish_whatever_its_overall() -> None:
     brands, _ = _labelled()
     text = (
         "Meals ready in 20 minutes, with seasonal produce from our 40 partner farms. "
@@ -66,12 +66,13 @@ def test_an_invented_figure_fails_on_brand_copy_whatever_its_overall() -> None:
     )
     result = score_consistency(brands["sprout"], text)
     assert result.overall >= 60
-    assert not result.passed
+    assert result.passed, "the catalogue's pass rule: overall >= 60 and no banned term"
+    assert not result.clear_to_publish
     assert result.blockers == [
         'Unsupported percentage claim: "Families who cook with us eat 73% more vegetables."'
     ]
     supported = score_consistency(brands["sprout"], text.split(" Families")[0])
-    assert supported.passed
+    assert supported.passed and supported.clear_to_publish
     assert supported.blockers == []
 
 

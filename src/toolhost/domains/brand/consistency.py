@@ -42,6 +42,7 @@ class ConsistencyResult:
 
     overall: int
     passed: bool
+    clear_to_publish: bool
     dimensions: dict[str, Dimension]
     preferred_terms_used: list[str]
     banned_terms_found: list[str]
@@ -55,6 +56,7 @@ class ConsistencyResult:
         return {
             "overall": self.overall,
             "passed": self.passed,
+            "clearToPublish": self.clear_to_publish,
             "dimensions": {name: dimension.as_dict() for name, dimension in self.dimensions.items()},
             "preferredTermsUsed": self.preferred_terms_used,
             "bannedTermsFound": self.banned_terms_found,
@@ -106,7 +108,9 @@ def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
     blockers = pass_blockers(dimensions, banned, claims)
     return ConsistencyResult(
         overall=overall,
-        passed=overall >= PASS_MARK and not blockers,
+        # `passed` is the catalogue's contract; `clearToPublish` (ext) also needs no blocker.
+        passed=overall >= PASS_MARK and not banned,
+        clear_to_publish=overall >= PASS_MARK and not blockers,
         dimensions={name: dimensions[name] for name in WEIGHTS},
         preferred_terms_used=preferred,
         banned_terms_found=banned,

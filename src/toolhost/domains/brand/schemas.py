@@ -234,13 +234,14 @@ class CheckBrandConsistencyIn(ToolInput):
 class CheckBrandConsistencyOut(ToolOutput):
     overall: int
     passed: bool
+    clearToPublish: bool  # noqa: N815 - ext: passed, and no blocker
     dimensions: dict[str, Any]
     preferredTermsUsed: list[str]  # noqa: N815 - catalogue key
     bannedTermsFound: list[str]  # noqa: N815 - catalogue key
     fabricationWarnings: list[str]  # noqa: N815 - catalogue key
     issues: list[dict[str, Any]]
     claims: list[dict[str, Any]]
-    blockers: list[str]  # ext: why passed is false whatever the overall
+    blockers: list[str]  # ext: why a text is not clear to publish whatever its overall
 
 
 class AuditBrandColorsIn(ToolInput):
