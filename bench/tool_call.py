@@ -25,7 +25,17 @@ import textwrap
 import time
 from pathlib import Path
 
-UVICORN_FLAGS = ["--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning", "--workers", "1"]
+UVICORN_FLAGS = [
+    "--loop",
+    "uvloop",
+    "--http",
+    "httptools",
+    "--no-access-log",
+    "--log-level",
+    "warning",
+    "--workers",
+    "1",
+]
 
 BARE_APP = textwrap.dedent(
     """
@@ -93,7 +103,10 @@ def start_server(target: list[str], environment: dict[str, str], cwd: Path) -> t
     log = (cwd / f"server-{port}.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", *target, "--host", "127.0.0.1", "--port", str(port), *UVICORN_FLAGS],
-        env=environment, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+        env=environment,
+        cwd=cwd,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -143,7 +156,9 @@ async def load(port: int, payload: bytes, seconds: float, connections: int) -> t
     return counts["ok"] / elapsed, counts["failed"]
 
 
-def measure(label: str, process: subprocess.Popen[bytes], port: int, payload: bytes, arguments: argparse.Namespace) -> float:
+def measure(
+    label: str, process: subprocess.Popen[bytes], port: int, payload: bytes, arguments: argparse.Namespace
+) -> float:
     try:
         rate, failed = asyncio.run(load(port, payload, arguments.seconds, arguments.connections))
     finally:
@@ -183,21 +198,42 @@ def main() -> None:
     toolhost_target = ["toolhost.app:create_app", "--factory"]
 
     print(f"database: {environment['TOOLHOST_DATABASE_URL'].split('://')[0]}")
-    print(f"settings: {arguments.seconds:.0f} s per target, {arguments.connections} connections, uvicorn {' '.join(UVICORN_FLAGS)}")
+    flags = " ".join(UVICORN_FLAGS)
+    print(f"settings: {arguments.seconds:.0f} s per target, {arguments.connections} connections, uvicorn {flags}")
     process, port = start_server(toolhost_target, environment, workdir)
-    rest = measure("toolhost POST /v1/tools/get_credit_balance", process, port,
-                   request_bytes("POST", "/v1/tools/get_credit_balance", port, auth, b"{}"), arguments)
+    rest = measure(
+        "toolhost POST /v1/tools/get_credit_balance",
+        process,
+        port,
+        request_bytes("POST", "/v1/tools/get_credit_balance", port, auth, b"{}"),
+        arguments,
+    )
     process, port = start_server(["bare_app:app"], environment, workdir)
-    bare = measure("bare Starlette POST /json", process, port,
-                   request_bytes("POST", "/json", port, {"Content-Type": "application/json"}, b"{}"), arguments)
+    bare = measure(
+        "bare Starlette POST /json",
+        process,
+        port,
+        request_bytes("POST", "/json", port, {"Content-Type": "application/json"}, b"{}"),
+        arguments,
+    )
     process, port = start_server(toolhost_target, environment, workdir)
-    ours = measure("toolhost /mcp tools/call get_credit_balance", process, port,
-                   request_bytes("POST", "/mcp", port, {**auth, **mcp_headers}, mcp_call("get_credit_balance", {})),
-                   arguments)
+    ours = measure(
+        "toolhost /mcp tools/call get_credit_balance",
+        process,
+        port,
+        request_bytes("POST", "/mcp", port, {**auth, **mcp_headers}, mcp_call("get_credit_balance", {})),
+        arguments,
+    )
     process, port = start_server(["sdk_app:app"], environment, workdir)
-    sdk = measure("MCP SDK server /mcp tools/call echo", process, port,
-                  request_bytes("POST", "/mcp", port, {"Content-Type": "application/json", **mcp_headers},
-                                mcp_call("echo", {"text": "ok"})), arguments)
+    sdk = measure(
+        "MCP SDK server /mcp tools/call echo",
+        process,
+        port,
+        request_bytes(
+            "POST", "/mcp", port, {"Content-Type": "application/json", **mcp_headers}, mcp_call("echo", {"text": "ok"})
+        ),
+        arguments,
+    )
     print(f"REST ratio to bare Starlette: {rest / bare:.2f} (target >= 0.5)")
     print(f"/mcp ratio to the SDK's server: {ours / sdk:.2f} (target >= 2.0)")
 

@@ -25,7 +25,9 @@ from toolhost.platform import accounts
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 
-POSTGRES_ADMIN_URL = os.environ.get("TOOLHOST_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+POSTGRES_ADMIN_URL = os.environ.get(
+    "TOOLHOST_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
 REDIS_URL = os.environ.get("TOOLHOST_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 TEST_SECRET = "test-secret-not-for-production-0123456789"
 
@@ -106,7 +108,9 @@ async def app(settings: Settings, platform: Platform) -> AsyncIterator[Starlette
 @pytest.fixture
 async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
     """HTTP against the app in-process."""
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as http:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+    ) as http:
         yield http
 
 
@@ -165,7 +169,9 @@ def make_tenant(platform: Platform, client: httpx.AsyncClient, settings: Setting
         name: str = "test-key",
     ) -> Tenant:
         async with platform.session_factory() as opened, opened.begin():
-            account = await accounts.create_account(opened, name=f"account-{uuid.uuid4().hex[:6]}", tier=tier, settings=settings)
+            account = await accounts.create_account(
+                opened, name=f"account-{uuid.uuid4().hex[:6]}", tier=tier, settings=settings
+            )
             created = [
                 await accounts.create_project(opened, account_id=account.id, name=f"project-{index + 1}")
                 for index in range(projects)
@@ -174,7 +180,8 @@ def make_tenant(platform: Platform, client: httpx.AsyncClient, settings: Setting
                 opened,
                 account_id=account.id,
                 name=name,
-                granted_scopes=scopes or (["mcp:full"] if tier in {"team", "agency"} else ["mcp:read", "mcp:write"]),
+                granted_scopes=scopes
+                or (["mcp:full"] if tier in {"team", "agency"} else ["mcp:read", "mcp:write"]),
                 settings=settings,
                 project_id=created[0].id if bind_project else None,
             )
@@ -226,7 +233,7 @@ async def postgres_url() -> AsyncIterator[str]:
 
 
 @pytest.fixture
-async def redis_url() -> AsyncIterator[str]:
+async def redis_url() -> str:
     """The Redis server, flushed of toolhost's rate-limit keys."""
     import redis.asyncio as redis_client
 
@@ -239,7 +246,7 @@ async def redis_url() -> AsyncIterator[str]:
     async for key in connection.scan_iter("toolhost-ratelimit*"):
         await connection.delete(key)
     await connection.aclose()
-    yield REDIS_URL
+    return REDIS_URL
 
 
 @pytest.fixture

@@ -172,7 +172,9 @@ def accounts_create(
     name: Annotated[str, typer.Option(help="A name for the account.")] = "account",
 ) -> None:
     """Creates an account with its tier's credit allocation."""
-    account = _run_in_session(lambda session, settings: accounts.create_account(session, name=name, tier=tier, settings=settings))
+    account = _run_in_session(
+        lambda session, settings: accounts.create_account(session, name=name, tier=tier, settings=settings)
+    )
     console.print(f"Account {account.id} ({account.tier}, {account.credit_balance} credits)")
 
 
@@ -193,7 +195,9 @@ def projects_create(
 ) -> None:
     """Creates a project in an account."""
     account_id = _uuid(account, "--account")
-    project = _run_in_session(lambda session, settings: accounts.create_project(session, account_id=account_id, name=name))
+    project = _run_in_session(
+        lambda session, settings: accounts.create_project(session, account_id=account_id, name=name)
+    )
     console.print(f"Project {project.id} ({project.name})")
 
 
@@ -212,7 +216,9 @@ def projects_list(account: Annotated[str, typer.Option(help="Account id.")]) -> 
 def keys_create(
     account: Annotated[str, typer.Option(help="Account id.")],
     name: Annotated[str, typer.Option(help="Name shown as an approval's decided_by.")],
-    scopes_text: Annotated[str, typer.Option("--scopes", help="Comma-separated, e.g. mcp:read,mcp:write.")] = "mcp:read",
+    scopes_text: Annotated[
+        str, typer.Option("--scopes", help="Comma-separated, e.g. mcp:read,mcp:write.")
+    ] = "mcp:read",
     project: Annotated[str | None, typer.Option(help="Bind the key to one project.")] = None,
     expires_in: Annotated[str | None, typer.Option(help="Lifetime such as 30d, 12h.")] = None,
 ) -> None:
@@ -223,8 +229,13 @@ def keys_create(
     granted = _scopes(scopes_text)
     issued = _run_in_session(
         lambda session, settings: accounts.create_key(
-            session, account_id=account_id, name=name, granted_scopes=granted, settings=settings,
-            project_id=project_id, expires_in=lifetime,
+            session,
+            account_id=account_id,
+            name=name,
+            granted_scopes=granted,
+            settings=settings,
+            project_id=project_id,
+            expires_in=lifetime,
         )
     )
     console.print(f"Key {issued.key.id} ({', '.join(granted)})")
@@ -239,8 +250,14 @@ def keys_list(account: Annotated[str | None, typer.Option(help="Only this accoun
     table = Table("id", "name", "prefix", "scopes", "project", "expires", "revoked", "last used")
     for key in rows:
         table.add_row(
-            str(key.id), key.name, key.prefix + "…", ",".join(key.scopes), str(key.project_id or "-"),
-            str(key.expires_at or "-"), str(key.revoked_at or "-"), str(key.last_used_at or "-"),
+            str(key.id),
+            key.name,
+            key.prefix + "…",
+            ",".join(key.scopes),
+            str(key.project_id or "-"),
+            str(key.expires_at or "-"),
+            str(key.revoked_at or "-"),
+            str(key.last_used_at or "-"),
         )
     console.print(table)
 
@@ -287,7 +304,9 @@ def credits_grant(
 ) -> None:
     """Grants credits to an account."""
     account_id = _uuid(account, "--account")
-    balance = _run_in_session(lambda session, settings: credits.grant(session, account_id=account_id, amount=amount))
+    balance = _run_in_session(
+        lambda session, settings: credits.grant(session, account_id=account_id, amount=amount)
+    )
     console.print(f"Granted {amount} credits; balance {balance}.")
 
 
@@ -298,15 +317,24 @@ def tools_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.
     specs = registry.all()
     if as_json:
         rows = [
-            {"name": spec.name, "module": spec.module, "scope": spec.scope,
-             "credits": spec.base_credits if spec.base_credits is not None else "variable"}
+            {
+                "name": spec.name,
+                "module": spec.module,
+                "scope": spec.scope,
+                "credits": spec.base_credits if spec.base_credits is not None else "variable",
+            }
             for spec in specs
         ]
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     table = Table("name", "module", "scope", "credits")
     for spec in specs:
-        table.add_row(spec.name, spec.module, spec.scope, str(spec.base_credits if spec.base_credits is not None else "variable"))
+        table.add_row(
+            spec.name,
+            spec.module,
+            spec.scope,
+            str(spec.base_credits if spec.base_credits is not None else "variable"),
+        )
     console.print(table)
 
 
@@ -328,7 +356,9 @@ def call(
         platform = _platform()
         try:
             # One CLI process is one run for the per-run budgets.
-            principal = await platform.authenticator.authenticate(credential, run_id=f"cli-{uuid.uuid4().hex}")
+            principal = await platform.authenticator.authenticate(
+                credential, run_id=f"cli-{uuid.uuid4().hex}"
+            )
             execution = await platform.execute(tool_name, parsed, principal, transport="cli")
             return execution.result
         finally:

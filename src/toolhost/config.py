@@ -38,7 +38,8 @@ class RateLimitSettings(BaseModel):
     )
     account_per_hour: int = Field(default=500, description="Per account per hour (polling tools count 0.2).")
     in_flight_per_account: dict[str, int] = Field(
-        default={"wait_for_connection": 3}, description="Calls of a tool one account may have running at once."
+        default={"wait_for_connection": 3},
+        description="Calls of a tool one account may have running at once.",
     )
 
 
@@ -63,8 +64,12 @@ class CreditSettings(BaseModel):
     )
     trial_days: int = Field(default=14, description="Days until a trial ends.")
     costs: dict[str, CreditCost] = Field(default={}, description="Per-tool cost overrides.")
-    max_credits_per_run: int | None = Field(default=None, description="Per-run credit budget; unset = unlimited.")
-    max_assets_per_run: int | None = Field(default=None, description="Per-run asset budget; unset = unlimited.")
+    max_credits_per_run: int | None = Field(
+        default=None, description="Per-run credit budget; unset = unlimited."
+    )
+    max_assets_per_run: int | None = Field(
+        default=None, description="Per-run asset budget; unset = unlimited."
+    )
 
 
 class PolicySettings(BaseModel):
@@ -76,14 +81,17 @@ class PolicySettings(BaseModel):
 class FetchSettings(BaseModel):
     """The SSRF-safe fetcher's operator allowlist (CATALOG.md §1.14)."""
 
-    allow: list[str] = Field(default=[], description="Hosts or CIDRs exempt from the private-address refusal.")
+    allow: list[str] = Field(
+        default=[], description="Hosts or CIDRs exempt from the private-address refusal."
+    )
     allow_http: bool = Field(default=False, description="Plain http to allowlisted hosts only.")
     connect_timeout: float = Field(default=10.0, description="Seconds to connect.")
     total_timeout: float = Field(default=30.0, description="Seconds for the whole request.")
     max_page_bytes: int = Field(default=10 * 1024 * 1024, description="Largest page body read.")
     max_redirects: int = Field(default=5, description="Redirects followed, each re-checked.")
     ca_bundle: Path | None = Field(
-        default=None, description="Extra PEM CA bundle trusted for https (intranets with their own CA; tests)."
+        default=None,
+        description="Extra PEM CA bundle trusted for https (intranets with their own CA; tests).",
     )
 
 
@@ -91,7 +99,9 @@ class JobSettings(BaseModel):
     """The durable job queue and its worker."""
 
     run_in_process: bool = Field(default=True, description="`serve` runs a worker loop in-process.")
-    lease_seconds: int = Field(default=60, description="How long a claim holds before another worker may take it.")
+    lease_seconds: int = Field(
+        default=60, description="How long a claim holds before another worker may take it."
+    )
     poll_interval: float = Field(default=0.5, description="Seconds between claims when the queue is empty.")
     per_account_concurrency: int = Field(default=4, description="Jobs of one account running at once.")
 
@@ -141,15 +151,23 @@ class ConnectorSettings(BaseModel):
     webhook_timeout: float = Field(default=10.0, description="Seconds one webhook delivery may take.")
     webhook_attempts: int = Field(default=3, description="Deliveries tried within one publish attempt.")
     webhook_backoff: float = Field(default=0.5, description="Seconds before the 2nd delivery; doubles after.")
-    bluesky_service: str = Field(default="https://bsky.social", description="Default Bluesky PDS (XRPC root).")
+    bluesky_service: str = Field(
+        default="https://bsky.social", description="Default Bluesky PDS (XRPC root)."
+    )
     bluesky_web: str = Field(default="https://bsky.app", description="Web root used to build post URLs.")
     youtube_client_id: str | None = Field(default=None, description="Operator's Google OAuth client id.")
-    youtube_client_secret: str | None = Field(default=None, description="Operator's Google OAuth client secret.")
+    youtube_client_secret: str | None = Field(
+        default=None, description="Operator's Google OAuth client secret."
+    )
     youtube_auth_url: str = Field(
         default="https://accounts.google.com/o/oauth2/v2/auth", description="Google OAuth authorize endpoint."
     )
-    youtube_token_url: str = Field(default="https://oauth2.googleapis.com/token", description="Google token endpoint.")
-    youtube_api_url: str = Field(default="https://www.googleapis.com/youtube/v3", description="YouTube Data API root.")
+    youtube_token_url: str = Field(
+        default="https://oauth2.googleapis.com/token", description="Google token endpoint."
+    )
+    youtube_api_url: str = Field(
+        default="https://www.googleapis.com/youtube/v3", description="YouTube Data API root."
+    )
     youtube_upload_url: str = Field(
         default="https://www.googleapis.com/upload/youtube/v3", description="YouTube upload API root."
     )
@@ -161,16 +179,21 @@ class ConnectorSettings(BaseModel):
 class DistributionSettings(BaseModel):
     """Scheduling and publishing (CATALOG.md §10)."""
 
-    attribution_text: str = Field(default="Created with toolhost", description="Appended when attribution=true.")
+    attribution_text: str = Field(
+        default="Created with toolhost", description="Appended when attribution=true."
+    )
     retry_delays: list[int] = Field(
-        default=[60, 300, 900], description="Seconds before each retry of a failed publication; then `failed`."
+        default=[60, 300, 900],
+        description="Seconds before each retry of a failed publication; then `failed`.",
     )
     max_lease_losses: int = Field(
         default=5, description="Claims lost to dead workers before a post fails with worker_lost."
     )
     claim_batch: int = Field(default=50, description="Due posts one worker claims per transaction.")
     publish_concurrency: int = Field(default=16, description="Publications one worker runs at once.")
-    connect_link_seconds: int = Field(default=120, description="How long a connect link may wait to be opened.")
+    connect_link_seconds: int = Field(
+        default=120, description="How long a connect link may wait to be opened."
+    )
     connect_page_seconds: int = Field(default=900, description="How long an opened connect page stays valid.")
     connectors: ConnectorSettings = ConnectorSettings()
 
@@ -184,11 +207,13 @@ class ProviderSettings(BaseModel):
     openai_model: str | None = Field(default=None, description="Model name at the chat endpoint.")
     model_aliases: dict[str, str] = Field(default={}, description="Old model name -> configured model name.")
     openai_timeout: float | None = Field(
-        default=None, description="Caps every chat call's timeout in seconds; unset = each tool's catalogued timeout."
+        default=None,
+        description="Caps every chat call's timeout in seconds; unset = each tool's catalogued timeout.",
     )
     openai_max_retries: int = Field(default=2, description="Retries of a chat call answered 429 or 5xx.")
     openai_retry_backoff: float = Field(
-        default=1.0, description="Seconds before the first retry; doubles each time (a Retry-After header wins)."
+        default=1.0,
+        description="Seconds before the first retry; doubles each time (a Retry-After header wins).",
     )
 
 
@@ -196,9 +221,12 @@ class QualitySettings(BaseModel):
     """The quality score of CATALOG.md §9 and the trend cache of the ideation tools."""
 
     brand_keyword: str | None = Field(
-        default=None, description="Brand keyword quality_check looks for when neither a project brand nor an argument gives one."
+        default=None,
+        description="Brand keyword quality_check looks for when neither a project brand nor an argument gives one.",
     )
-    trends_cache_seconds: int = Field(default=3600, description="How long fetch_trends reuses a fetched result.")
+    trends_cache_seconds: int = Field(
+        default=3600, description="How long fetch_trends reuses a fetched result."
+    )
 
 
 class Settings(BaseSettings):
@@ -212,8 +240,12 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Address `serve` listens on.")
     port: int = Field(default=8000, description="Port `serve` listens on.")
     public_url: str = Field(default="http://127.0.0.1:8000", description="The server root as callers see it.")
-    public_api_url: str | None = Field(default=None, description="A second root the brand tools are listed on.")
-    secret_key: str = Field(default=PLACEHOLDER_SECRET, description="Signs tokens, media URLs; derives encryption.")
+    public_api_url: str | None = Field(
+        default=None, description="A second root the brand tools are listed on."
+    )
+    secret_key: str = Field(
+        default=PLACEHOLDER_SECRET, description="Signs tokens, media URLs; derives encryption."
+    )
     database_url: str = Field(
         default="sqlite+aiosqlite:///./toolhost.db",
         description="SQLAlchemy async URL (sqlite+aiosqlite or postgresql+asyncpg); default: a file here.",
@@ -236,7 +268,9 @@ class Settings(BaseSettings):
     def refuse_placeholder_secrets(self) -> Settings:
         """A deployment with the placeholder secret fails at start, not at the first forged token."""
         if self.environment != "development" and self.secret_key == PLACEHOLDER_SECRET:
-            raise ValueError("TOOLHOST_SECRET_KEY is still the placeholder; set a real secret outside development")
+            raise ValueError(
+                "TOOLHOST_SECRET_KEY is still the placeholder; set a real secret outside development"
+            )
         return self
 
     @property

@@ -1,4 +1,4 @@
-"""The real server as `make serve` runs it: first start, a key, tools over HTTP, a post published by the in-process worker."""
+"""The real server as `make serve` runs it: first start, a key, tools, a post published by its in-process worker."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ class Receiver(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
         body = self.rfile.read(int(self.headers["Content-Length"]))
         Receiver.deliveries.append(({name.lower(): value for name, value in self.headers.items()}, body))
-        reply = json.dumps({"external_post_id": "ext-1", "external_url": "https://social.example/p/ext-1"}).encode()
+        reply = json.dumps(
+            {"external_post_id": "ext-1", "external_url": "https://social.example/p/ext-1"}
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(reply)))
@@ -64,7 +66,12 @@ def toolhost_command(*arguments: str) -> list[str]:
 
 def run_cli(workdir: Path, port: int, *arguments: str) -> str:
     finished = subprocess.run(
-        toolhost_command(*arguments), cwd=workdir, env=environment(port), capture_output=True, text=True, check=False
+        toolhost_command(*arguments),
+        cwd=workdir,
+        env=environment(port),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
     return finished.stdout
@@ -84,8 +91,12 @@ def environment(port: int) -> dict[str, str]:
 
 def start(workdir: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
     process = subprocess.Popen(
-        toolhost_command("serve"), cwd=workdir, env=environment(port), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True,
+        toolhost_command("serve"),
+        cwd=workdir,
+        env=environment(port),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines: list[str] = []
     assert process.stdout is not None
@@ -127,16 +138,29 @@ def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, 
         projects = run_cli(tmp_path, port, "projects", "list", "--account", account_id)
         project_id = re.search(UUID, projects).group(0)  # type: ignore[union-attr]
         connected = run_cli(
-            tmp_path, port, "connections", "add", "--project", project_id, "--platform", "linkedin",
-            "--connector", "webhook", "--url", receiver,
+            tmp_path,
+            port,
+            "connections",
+            "add",
+            "--project",
+            project_id,
+            "--platform",
+            "linkedin",
+            "--connector",
+            "webhook",
+            "--url",
+            receiver,
         )
         secret = connected.strip().splitlines()[-1].rsplit(":", 1)[1].strip()
 
         scheduled = httpx.post(
             f"{base}/v1/tools/schedule_post",
             headers=headers,
-            json={"platforms": ["linkedin"], "caption": "Launch week: three lessons from shipping early.",
-                  "response_format": "json"},
+            json={
+                "platforms": ["linkedin"],
+                "caption": "Launch week: three lessons from shipping early.",
+                "response_format": "json",
+            },
         )
         assert scheduled.status_code == 200 and not scheduled.json()["isError"], scheduled.text
         deadline = time.monotonic() + 30
@@ -144,7 +168,9 @@ def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, 
             time.sleep(0.1)
         assert len(Receiver.deliveries) == 1
         delivered_headers, body = Receiver.deliveries[0]
-        timestamp, signature = (part.split("=", 1)[1] for part in delivered_headers["x-toolhost-signature"].split(","))
+        timestamp, signature = (
+            part.split("=", 1)[1] for part in delivered_headers["x-toolhost-signature"].split(",")
+        )
         expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
         assert hmac.compare_digest(signature, expected)
         assert delivered_headers["idempotency-key"]

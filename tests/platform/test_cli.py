@@ -20,7 +20,11 @@ def toolhost(database: Path, *arguments: str, key: str | None = None) -> subproc
         environment["TOOLHOST_API_KEY"] = key
     return subprocess.run(
         [sys.executable, "-c", "from toolhost.cli import main; main()", *arguments],
-        capture_output=True, text=True, env=environment, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=False,
     )
 
 
@@ -33,12 +37,23 @@ def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Pa
     project = toolhost(database, "projects", "create", "--account", account_id, "--name", "Launch")
     assert project.returncode == 0, project.stderr
 
-    too_wide = toolhost(database, "keys", "create", "--account", account_id, "--name", "x", "--scopes", "mcp:full")
+    too_wide = toolhost(
+        database, "keys", "create", "--account", account_id, "--name", "x", "--scopes", "mcp:full"
+    )
     assert too_wide.returncode == 1 and "tier pro keys may hold only" in too_wide.stderr
 
     issued = toolhost(
-        database, "keys", "create", "--account", account_id, "--name", "ops", "--scopes", "mcp:read,mcp:write",
-        "--expires-in", "30d",
+        database,
+        "keys",
+        "create",
+        "--account",
+        account_id,
+        "--name",
+        "ops",
+        "--scopes",
+        "mcp:read,mcp:write",
+        "--expires-in",
+        "30d",
     )
     assert issued.returncode == 0, issued.stderr
     key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", issued.stdout).group(1)  # type: ignore[union-attr]
@@ -47,7 +62,9 @@ def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Pa
     granted = toolhost(database, "credits", "grant", "--account", account_id, "--amount", "25")
     assert "balance 1525" in granted.stdout
 
-    called = toolhost(database, "call", "get_credit_balance", "--json", '{"response_format": "json"}', key=key)
+    called = toolhost(
+        database, "call", "get_credit_balance", "--json", '{"response_format": "json"}', key=key
+    )
     assert called.returncode == 0, called.stderr
     result = json.loads(called.stdout)
     assert result["structuredContent"]["balance"] == 1525 and result["isError"] is False
@@ -68,5 +85,8 @@ def test_the_registry_listing_is_machine_readable(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     tools = {tool["name"]: tool for tool in json.loads(listed.stdout)}
     assert tools["respond_plan_approval"] == {
-        "name": "respond_plan_approval", "module": "approvals", "scope": "mcp:write", "credits": 0,
+        "name": "respond_plan_approval",
+        "module": "approvals",
+        "scope": "mcp:write",
+        "credits": 0,
     }

@@ -17,7 +17,9 @@ from tests.conftest import Tenant, TenantFactory
 @asynccontextmanager
 async def mcp_client(app: Starlette, key: str) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(
-        transport=httpx2.ASGITransport(app=app), base_url="http://testserver", headers={"Authorization": f"Bearer {key}"}
+        transport=httpx2.ASGITransport(app=app),
+        base_url="http://testserver",
+        headers={"Authorization": f"Bearer {key}"},
     )
     async with http, Client(streamable_http_client("http://testserver/mcp", http_client=http)) as client:
         yield client
@@ -44,7 +46,9 @@ async def test_mcp_calls_run_through_execute_and_scope_denials_are_error_results
     reader = await make_tenant(tier="pro", scopes=["mcp:read"])
     async with mcp_client(app, reader.key) as client:
         balance = await client.call_tool("get_credit_balance", {"response_format": "json"})
-        denied = await client.call_tool("save_content_plan", {"plan": {"topic": "x", "posts": [{"caption": "y"}]}})
+        denied = await client.call_tool(
+            "save_content_plan", {"plan": {"topic": "x", "posts": [{"caption": "y"}]}}
+        )
     assert balance.is_error is False
     assert balance.structured_content is not None and balance.structured_content["plan"] == "pro"
     assert denied.is_error is True
@@ -54,7 +58,9 @@ async def test_mcp_calls_run_through_execute_and_scope_denials_are_error_results
     assert {item["tool_name"] for item in usage["tools"]} >= {"get_credit_balance", "save_content_plan"}
 
 
-async def test_mcp_validation_errors_are_error_results_with_field_paths(app: Starlette, tenant: Tenant) -> None:
+async def test_mcp_validation_errors_are_error_results_with_field_paths(
+    app: Starlette, tenant: Tenant
+) -> None:
     async with mcp_client(app, tenant.key) as client:
         result = await client.call_tool("list_plan_approvals", {"plan_id": "nope"})
     assert result.is_error is True
@@ -62,7 +68,9 @@ async def test_mcp_validation_errors_are_error_results_with_field_paths(app: Sta
     assert result.structured_content["error"]["field_errors"][0]["path"] == "plan_id"
 
 
-async def test_mcp_without_a_valid_credential_is_401_pointing_at_resource_metadata(client: httpx.AsyncClient) -> None:
+async def test_mcp_without_a_valid_credential_is_401_pointing_at_resource_metadata(
+    client: httpx.AsyncClient,
+) -> None:
     for headers in ({}, {"Authorization": "Bearer thk_live_nothing-here-at-all-000000000000"}):
         response = await client.post(
             "/mcp",

@@ -15,11 +15,15 @@ from toolhost.platform.runtime import Platform
 
 async def new_client(platform: Platform, tenant: Tenant, scopes: list[str]) -> tuple[str, str]:
     async with platform.session_factory() as session, session.begin():
-        issued = await accounts.create_client(session, account_id=tenant.account_id, name="agent", granted_scopes=scopes)
+        issued = await accounts.create_client(
+            session, account_id=tenant.account_id, name="agent", granted_scopes=scopes
+        )
     return issued.client.client_id, issued.client_secret
 
 
-async def token_for(client: httpx.AsyncClient, client_id: str, secret: str, scope: str | None = None) -> httpx.Response:
+async def token_for(
+    client: httpx.AsyncClient, client_id: str, secret: str, scope: str | None = None
+) -> httpx.Response:
     form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}
     if scope:
         form["scope"] = scope
@@ -37,7 +41,9 @@ async def test_a_client_credentials_token_works_like_a_key_within_its_scopes(
     headers = {"Authorization": f"Bearer {issued['access_token']}"}
     balance = await client.post("/v1/tools/get_credit_balance", headers=headers)
     assert balance.status_code == 200
-    denied = await client.post("/v1/tools/save_content_plan", headers=headers, json={"plan": {"topic": "t", "posts": [{}]}})
+    denied = await client.post(
+        "/v1/tools/save_content_plan", headers=headers, json={"plan": {"topic": "t", "posts": [{}]}}
+    )
     assert denied.status_code == 403
     listed = await client.get("/v1/tools", headers=headers)
     assert {tool["scope"] for tool in listed.json()} == {"mcp:read"}
@@ -69,8 +75,13 @@ async def test_token_requests_are_refused_for_bad_secrets_grants_and_scopes(
 
 def forged(claims: dict[str, object], secret: str = TEST_SECRET) -> str:
     now = datetime.now(UTC)
-    base = {"iss": "http://testserver", "aud": "http://testserver", "iat": now, "exp": now + timedelta(hours=1),
-            "scope": "mcp:read"}
+    base = {
+        "iss": "http://testserver",
+        "aud": "http://testserver",
+        "iat": now,
+        "exp": now + timedelta(hours=1),
+        "scope": "mcp:read",
+    }
     return jwt.encode({**base, **claims}, secret, algorithm="HS256")
 
 
@@ -80,9 +91,11 @@ async def test_tokens_for_another_audience_expired_or_tampered_are_unauthenticat
     client_id, secret = await new_client(platform, tenant, ["mcp:read"])
     good = (await token_for(client, client_id, secret)).json()["access_token"]
     header, payload, signature = good.split(".")
-    tampered_payload = base64.urlsafe_b64encode(
-        base64.urlsafe_b64decode(payload + "==").replace(b"mcp:read", b"mcp:full")
-    ).rstrip(b"=").decode()
+    tampered_payload = (
+        base64.urlsafe_b64encode(base64.urlsafe_b64decode(payload + "==").replace(b"mcp:read", b"mcp:full"))
+        .rstrip(b"=")
+        .decode()
+    )
     candidates = {
         "another audience": forged({"sub": client_id, "aud": "https://elsewhere.example"}),
         "expired": forged({"sub": client_id, "exp": datetime.now(UTC) - timedelta(seconds=5)}),
@@ -91,9 +104,13 @@ async def test_tokens_for_another_audience_expired_or_tampered_are_unauthenticat
         "unknown client": forged({"sub": "thc_unknown"}),
     }
     for label, token in candidates.items():
-        response = await client.post("/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {token}"})
+        response = await client.post(
+            "/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {token}"}
+        )
         assert response.status_code == 401, label
-    assert (await client.post("/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {good}"})).status_code == 200
+    assert (
+        await client.post("/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {good}"})
+    ).status_code == 200
 
 
 async def test_revoking_a_client_stops_its_tokens_at_once(

@@ -29,7 +29,9 @@ async def test_the_document_is_public_valid_and_has_a_path_per_tool(client: http
 
 
 def test_brand_tools_also_list_the_public_api_host_when_set() -> None:
-    document = openapi_document(registry, settings_for_test(public_url="https://tools.example", public_api_url="https://api.example"))
+    document = openapi_document(
+        registry, settings_for_test(public_url="https://tools.example", public_api_url="https://api.example")
+    )
     validate(document)
     assert set(BRAND_RUNTIME_TOOLS) <= {spec.name for spec in registry.all()}
     for name in BRAND_RUNTIME_TOOLS:

@@ -17,7 +17,16 @@ from toolhost.platform.models import ApiKey, UsageRecord
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform
 
-TOOL_KEYS = {"name", "description", "module", "scope", "credits", "annotations", "input_schema", "output_schema"}
+TOOL_KEYS = {
+    "name",
+    "description",
+    "module",
+    "scope",
+    "credits",
+    "annotations",
+    "input_schema",
+    "output_schema",
+}
 PLAN = {"topic": "Spring launch", "posts": [{"id": "p1", "platform": "linkedin", "caption": "Hello"}]}
 
 
@@ -37,7 +46,13 @@ async def test_listing_tools_answers_a_bare_array_of_full_entries(tenant: Tenant
     for tool in tools:
         assert set(tool) == TOOL_KEYS
         assert tool["input_schema"]["type"] == "object"
-        assert set(tool["annotations"]) == {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+        assert set(tool["annotations"]) == {
+            "title",
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        }
     titles = {tool["name"]: tool["annotations"]["title"] for tool in tools}
     assert titles["get_mcp_usage"] == "Get MCP Usage"
 
@@ -52,13 +67,19 @@ async def test_tools_are_filtered_by_module_scope_hierarchy_and_text(tenant: Ten
     assert await names(scope="mcp:full") == everything
     read_tools = await names(scope="mcp:read")
     assert "list_plan_approvals" in read_tools and "respond_plan_approval" not in read_tools
-    assert await names(module="approvals") == {"create_plan_approvals", "respond_plan_approval", "list_plan_approvals"}
+    assert await names(module="approvals") == {
+        "create_plan_approvals",
+        "respond_plan_approval",
+        "list_plan_approvals",
+    }
     assert await names(q="APPROVAL", module="approvals") == await names(module="approvals")
     assert await names(q="no tool says this") == set()
 
 
 async def test_an_unknown_scope_filter_is_a_validation_error(tenant: Tenant) -> None:
-    response = await tenant.client.get("/v1/tools", params={"scope": "mcp:everything"}, headers=tenant.headers)
+    response = await tenant.client.get(
+        "/v1/tools", params={"scope": "mcp:everything"}, headers=tenant.headers
+    )
     assert response.status_code == 400
     assert response.json()["error"]["error_type"] == "validation_error"
 
@@ -95,7 +116,9 @@ async def test_json_response_format_wraps_the_payload_in_an_envelope(tenant: Ten
 
 async def test_malformed_json_is_a_validation_error(tenant: Tenant) -> None:
     response = await tenant.client.post(
-        "/v1/tools/save_content_plan", content=b'{"plan": ', headers={**tenant.headers, "content-type": "application/json"}
+        "/v1/tools/save_content_plan",
+        content=b'{"plan": ',
+        headers={**tenant.headers, "content-type": "application/json"},
     )
     assert response.status_code == 400
     error = response.json()["error"]
@@ -112,7 +135,9 @@ async def test_a_body_that_is_not_an_object_is_a_validation_error(tenant: Tenant
 async def test_a_body_over_sixteen_megabytes_is_refused_with_413(tenant: Tenant) -> None:
     oversized = b'{"plan": "' + b"x" * (16 * 1024 * 1024) + b'"}'
     response = await tenant.client.post(
-        "/v1/tools/save_content_plan", content=oversized, headers={**tenant.headers, "content-type": "application/json"}
+        "/v1/tools/save_content_plan",
+        content=oversized,
+        headers={**tenant.headers, "content-type": "application/json"},
     )
     assert response.status_code == 413
     assert response.json()["error"]["error_type"] == "validation_error"
@@ -139,7 +164,9 @@ async def test_a_revoked_key_is_unauthenticated(tenant: Tenant, platform: Platfo
 async def test_an_expired_key_is_unauthenticated(tenant: Tenant, platform: Platform) -> None:
     async with platform.session_factory() as session, session.begin():
         await session.execute(
-            update(ApiKey).where(ApiKey.id == tenant.key_id).values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+            update(ApiKey)
+            .where(ApiKey.id == tenant.key_id)
+            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
         )
     response = await tenant.call("get_credit_balance")
     assert response.status_code == 401
@@ -147,7 +174,9 @@ async def test_an_expired_key_is_unauthenticated(tenant: Tenant, platform: Platf
 
 async def test_a_garbage_credential_is_unauthenticated(client: httpx.AsyncClient) -> None:
     for credential in ("thk_live_" + "A" * 43, "not-a-token", "eyJhbGciOiJIUzI1NiJ9.e30.x"):
-        response = await client.post("/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {credential}"})
+        response = await client.post(
+            "/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {credential}"}
+        )
         assert response.status_code == 401, credential
 
 
@@ -194,7 +223,9 @@ async def test_several_projects_without_project_id_lists_them(make_tenant: Tenan
     assert all({"id", "name", "has_connected_accounts"} <= set(project) for project in error["projects"])
 
 
-async def test_a_key_bound_to_a_project_cannot_use_the_accounts_other_projects(make_tenant: TenantFactory) -> None:
+async def test_a_key_bound_to_a_project_cannot_use_the_accounts_other_projects(
+    make_tenant: TenantFactory,
+) -> None:
     bound = await make_tenant(projects=2, bind_project=True)
     saved = await bound.data("save_content_plan", {"plan": PLAN})
     assert saved["project_id"] == str(bound.project_ids[0])
@@ -236,9 +267,13 @@ async def test_the_input_policy_blocks_hidden_characters_and_injected_instructio
     )
     assert injected.status_code == 400
     assert injected.json()["error"]["blocked_patterns"][0]["pattern"] == "instruction_phrase"
-    idiom = await tenant.call("save_content_plan", {"plan": {**PLAN, "topic": "Forget everything you know about mortgages"}})
+    idiom = await tenant.call(
+        "save_content_plan", {"plan": {**PLAN, "topic": "Forget everything you know about mortgages"}}
+    )
     assert idiom.status_code == 200
-    emoji = await tenant.call("save_content_plan", {"plan": {**PLAN, "topic": "Team \U0001f469\u200d\U0001f4bb week"}})
+    emoji = await tenant.call(
+        "save_content_plan", {"plan": {**PLAN, "topic": "Team \U0001f469\u200d\U0001f4bb week"}}
+    )
     assert emoji.status_code == 200
     async with platform.session_factory() as session:
         assert await session.scalar(select(func.count()).select_from(ContentPlan)) == 2
@@ -246,7 +281,9 @@ async def test_the_input_policy_blocks_hidden_characters_and_injected_instructio
 
 async def test_secrets_in_results_are_redacted_but_ids_and_urls_are_not(tenant: Tenant) -> None:
     caption = "Our key sk_live_abcdefghijklmnop1234 and card 4111 1111 1111 1111 at https://example.com/a"
-    saved = await tenant.data("save_content_plan", {"plan": {**PLAN, "posts": [{"id": "p1", "caption": caption}]}})
+    saved = await tenant.data(
+        "save_content_plan", {"plan": {**PLAN, "posts": [{"id": "p1", "caption": caption}]}}
+    )
     plan = await tenant.data("get_content_plan", {"plan_id": saved["plan_id"]})
     shown = plan["plan"]["posts"][0]["caption"]
     assert "sk_live_" not in shown and "4111" not in shown
@@ -286,11 +323,17 @@ async def test_every_call_is_recorded_including_failures(tenant: Tenant, platfor
 
 
 async def test_the_run_header_groups_calls_into_a_run(tenant: Tenant) -> None:
-    response = await tenant.call("get_budget_status", {"response_format": "json"}, headers={"X-Toolhost-Run": "run-1"})
+    response = await tenant.call(
+        "get_budget_status", {"response_format": "json"}, headers={"X-Toolhost-Run": "run-1"}
+    )
     budget = response.json()["structuredContent"]
     assert budget == {
-        "creditsUsedThisRun": 0, "maxCreditsPerRun": None, "remaining": None,
-        "assetsGeneratedThisRun": 0, "maxAssetsPerRun": None, "remainingAssets": None,
+        "creditsUsedThisRun": 0,
+        "maxCreditsPerRun": None,
+        "remaining": None,
+        "assetsGeneratedThisRun": 0,
+        "maxAssetsPerRun": None,
+        "remainingAssets": None,
     }
 
 
@@ -301,11 +344,15 @@ async def test_search_tools_says_what_the_caller_may_use(make_tenant: TenantFact
     availability = {tool["name"]: tool["available"] for tool in found["tools"]}
     assert availability["list_plan_approvals"] is True and availability["respond_plan_approval"] is False
     assert found["scopes"]["unavailable_matches"] == 2
-    only = await reader.data("search_tools", {"query": "approval", "module": "approvals", "available_only": True, "detail": "name"})
+    only = await reader.data(
+        "search_tools", {"query": "approval", "module": "approvals", "available_only": True, "detail": "name"}
+    )
     assert only["tools"] == ["list_plan_approvals"]
     full = await reader.data("search_tools", {"query": "list_plan_approvals", "detail": "full"})
     assert full["tools"][0]["input_schema"]["properties"]["plan_id"]
-    text = (await reader.call("search_tools", {"query": "approval", "module": "approvals"})).json()["content"][0]["text"]
+    text = (await reader.call("search_tools", {"query": "approval", "module": "approvals"})).json()[
+        "content"
+    ][0]["text"]
     assert json.loads(text) == found
 
 

@@ -45,12 +45,18 @@ async def test_migrations_reach_head_on_sqlite_and_match_the_models(database_url
 
 async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tuple[list[str], int]:
     async with platform.session_factory() as session, session.begin():
-        account = await accounts.create_account(session, name="race", tier="agency", settings=platform.settings)
+        account = await accounts.create_account(
+            session, name="race", tier="agency", settings=platform.settings
+        )
         await accounts.create_project(session, account_id=account.id, name="p")
         await session.execute(update(Account).where(Account.id == account.id).values(credit_balance=balance))
     principal = Principal(
-        account_id=account.id, tier="agency", credential_id=None, credential_name="race",
-        scopes=frozenset({"mcp:read"}), project_id=None,
+        account_id=account.id,
+        tier="agency",
+        credential_id=None,
+        credential_name="race",
+        scopes=frozenset({"mcp:read"}),
+        project_id=None,
     )
     executions = await asyncio.gather(
         *(platform.execute("get_credit_balance", {}, principal, transport="cli") for _ in range(calls))
@@ -59,7 +65,9 @@ async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tup
     async with platform.session_factory() as session:
         final = await session.scalar(select(Account.credit_balance).where(Account.id == account.id))
         debits = await session.scalar(
-            select(func.count()).select_from(CreditEntry).where(CreditEntry.account_id == account.id, CreditEntry.kind == "debit")
+            select(func.count())
+            .select_from(CreditEntry)
+            .where(CreditEntry.account_id == account.id, CreditEntry.kind == "debit")
         )
     assert final == 0
     assert debits == balance
@@ -94,7 +102,9 @@ async def test_a_billing_error_says_the_balance_and_what_was_required(
     platform.settings.credits.costs["get_credit_balance"] = CreditCost(base=5)
     try:
         async with platform.session_factory() as session, session.begin():
-            await session.execute(update(Account).where(Account.id == payer.account_id).values(credit_balance=3))
+            await session.execute(
+                update(Account).where(Account.id == payer.account_id).values(credit_balance=3)
+            )
         response = await payer.call("get_credit_balance")
     finally:
         platform.settings.credits.costs.pop("get_credit_balance")
@@ -104,7 +114,9 @@ async def test_a_billing_error_says_the_balance_and_what_was_required(
     assert error["balance"] == 3 and error["required_credits"] == 5
 
 
-async def test_rate_limits_answer_429_with_retry_after(make_tenant: TenantFactory, platform: Platform) -> None:
+async def test_rate_limits_answer_429_with_retry_after(
+    make_tenant: TenantFactory, platform: Platform
+) -> None:
     caller = await make_tenant(tier="trial", scopes=["mcp:read"])
     platform.settings.ratelimit.enabled = True
     statuses = [(await caller.call("get_credit_balance")).status_code for _ in range(16)]
@@ -116,7 +128,9 @@ async def test_rate_limits_answer_429_with_retry_after(make_tenant: TenantFactor
     assert error["error_type"] == "rate_limited" and error["retry_after"] >= 1
 
 
-async def test_requests_without_a_credential_are_limited_per_ip(platform: Platform, client: httpx.AsyncClient) -> None:
+async def test_requests_without_a_credential_are_limited_per_ip(
+    platform: Platform, client: httpx.AsyncClient
+) -> None:
     platform.settings.ratelimit.enabled = True
     statuses = [(await client.get("/v1/tools")).status_code for _ in range(61)]
     assert statuses[:60] == [401] * 60
@@ -157,8 +171,14 @@ async def test_the_rate_limit_holds_across_two_processes_sharing_redis(redis_url
 
     async def run_worker() -> int:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", RATE_LIMIT_WORKER, redis_url, account, "50",
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            sys.executable,
+            "-c",
+            RATE_LIMIT_WORKER,
+            redis_url,
+            account,
+            "50",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         stdout, stderr = await process.communicate()
         assert process.returncode == 0, stderr.decode()
@@ -168,14 +188,21 @@ async def test_the_rate_limit_holds_across_two_processes_sharing_redis(redis_url
     assert sum(allowed) == 60, allowed
 
 
-async def test_rate_limits_use_redis_when_configured(tenant: Tenant, redis_url: str, database_url: str) -> None:
+async def test_rate_limits_use_redis_when_configured(
+    tenant: Tenant, redis_url: str, database_url: str
+) -> None:
     platform = build_platform(
-        settings_for_test(database_url=database_url, redis_url=redis_url, ratelimit={"enabled": True}), registry
+        settings_for_test(database_url=database_url, redis_url=redis_url, ratelimit={"enabled": True}),
+        registry,
     )
     try:
         principal = Principal(
-            account_id=tenant.account_id, tier="trial", credential_id=None, credential_name="x",
-            scopes=frozenset({"mcp:read"}), project_id=None,
+            account_id=tenant.account_id,
+            tier="trial",
+            credential_id=None,
+            credential_name="x",
+            scopes=frozenset({"mcp:read"}),
+            project_id=None,
         )
         results = [await platform.execute("get_mcp_usage", {}, principal, transport="cli") for _ in range(16)]
     finally:
@@ -189,7 +216,9 @@ async def test_at_most_three_wait_for_connection_calls_run_at_once_per_account(
 ) -> None:
     platform.settings.ratelimit.enabled = True
     waiting = [
-        asyncio.create_task(tenant.call("wait_for_connection", {"platform": "mastodon", "timeout_s": 5, "poll_interval_s": 2}))
+        asyncio.create_task(
+            tenant.call("wait_for_connection", {"platform": "mastodon", "timeout_s": 5, "poll_interval_s": 2})
+        )
         for _ in range(3)
     ]
     for _ in range(500):  # bounded wait until the three are inside the handler
@@ -201,5 +230,7 @@ async def test_at_most_three_wait_for_connection_calls_run_at_once_per_account(
     assert fourth.json()["error"]["error_type"] == "rate_limited"
     finished = await asyncio.gather(*waiting)
     assert [response.json()["structuredContent"]["connected"] for response in finished] == [False] * 3
-    after = await tenant.call("wait_for_connection", {"platform": "mastodon", "timeout_s": 5, "poll_interval_s": 5})
+    after = await tenant.call(
+        "wait_for_connection", {"platform": "mastodon", "timeout_s": 5, "poll_interval_s": 5}
+    )
     assert after.status_code == 200

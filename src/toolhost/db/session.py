@@ -20,7 +20,11 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         # One connection: SQLite admits one writer at a time anyway, and queueing for the connection in
         # asyncio is far cheaper than the driver's busy-wait sleeps when many transactions contend.
         engine = create_async_engine(
-            url, echo=echo, pool_size=1, max_overflow=0, pool_timeout=60,
+            url,
+            echo=echo,
+            pool_size=1,
+            max_overflow=0,
+            pool_timeout=60,
             connect_args={"timeout": 30, "isolation_level": None},
         )
         _make_sqlite_transactions_write_locking(engine.sync_engine)

@@ -58,7 +58,9 @@ async def create_account(session: AsyncSession, *, name: str, tier: str, setting
     )
     session.add(account)
     await session.flush()
-    session.add(CreditEntry(account_id=account.id, period=account.credit_period, kind="allocation", amount=allocation))
+    session.add(
+        CreditEntry(account_id=account.id, period=account.credit_period, kind="allocation", amount=allocation)
+    )
     return account
 
 
@@ -87,7 +89,9 @@ async def create_project(session: AsyncSession, *, account_id: uuid.UUID, name: 
 async def list_projects(session: AsyncSession, *, account_id: uuid.UUID) -> list[Project]:
     """The account's projects, oldest first."""
     return list(
-        await session.scalars(select(Project).where(Project.account_id == account_id).order_by(Project.created_at))
+        await session.scalars(
+            select(Project).where(Project.account_id == account_id).order_by(Project.created_at)
+        )
     )
 
 
@@ -130,7 +134,9 @@ async def create_key(
     _checked_scopes(granted_scopes, account.tier)
     await _checked_binding(session, account, project_id)
     active = await session.scalar(
-        select(func.count()).select_from(ApiKey).where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
+        select(func.count())
+        .select_from(ApiKey)
+        .where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
     )
     limit = settings.credits.key_limits[account.tier]
     if (active or 0) >= limit:
@@ -208,7 +214,15 @@ async def bootstrap(session: AsyncSession, *, settings: Settings) -> IssuedKey |
     """On an empty database: an account, a default project and an mcp:full key (None when not empty)."""
     if await session.scalar(select(func.count()).select_from(Account)):
         return None
-    account = await create_account(session, name=settings.bootstrap.account_name, tier=settings.bootstrap.tier, settings=settings)
+    account = await create_account(
+        session, name=settings.bootstrap.account_name, tier=settings.bootstrap.tier, settings=settings
+    )
     await create_project(session, account_id=account.id, name=settings.bootstrap.project_name)
-    granted = [scopes.FULL] if scopes.tier_allows([scopes.FULL], account.tier) else sorted(scopes.TIER_SCOPES[account.tier])
-    return await create_key(session, account_id=account.id, name="bootstrap", granted_scopes=granted, settings=settings)
+    granted = (
+        [scopes.FULL]
+        if scopes.tier_allows([scopes.FULL], account.tier)
+        else sorted(scopes.TIER_SCOPES[account.tier])
+    )
+    return await create_key(
+        session, account_id=account.id, name="bootstrap", granted_scopes=granted, settings=settings
+    )

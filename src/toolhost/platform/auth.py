@@ -55,7 +55,9 @@ class Authenticator:
         self._settings = settings
         self._session_factory = session_factory
 
-    async def authenticate(self, credential: str | None, *, run_id: str | None = None, client_ip: str | None = None) -> Principal:
+    async def authenticate(
+        self, credential: str | None, *, run_id: str | None = None, client_ip: str | None = None
+    ) -> Principal:
         """The caller behind a credential, or `unauthenticated` (never saying which check failed)."""
         if credential is None:
             raise Unauthenticated("missing credential: send Authorization: Bearer <key or token>")
@@ -80,7 +82,9 @@ class Authenticator:
         async with self._session_factory() as session:
             row = (
                 await session.execute(
-                    select(ApiKey, Account.tier).join(Account, Account.id == ApiKey.account_id).where(ApiKey.secret_hash == digest)
+                    select(ApiKey, Account.tier)
+                    .join(Account, Account.id == ApiKey.account_id)
+                    .where(ApiKey.secret_hash == digest)
                 )
             ).first()
             if row is None:
@@ -138,8 +142,13 @@ class Authenticator:
             project_id=client.project_id,
         )
 
-    async def issue_token(self, *, client_id: str, client_secret: str, requested_scope: str | None) -> IssuedToken:
-        """Client credentials grant: a signed JWT for a subset of the client's scopes (ValueError names the OAuth error)."""
+    async def issue_token(
+        self, *, client_id: str, client_secret: str, requested_scope: str | None
+    ) -> IssuedToken:
+        """Client credentials grant: a signed JWT for a subset of the client's scopes.
+
+        Raises PermissionError for a bad client and ValueError for a scope outside the client's.
+        """
         async with self._session_factory() as session:
             client = await session.scalar(select(OAuthClient).where(OAuthClient.client_id == client_id))
         if (
@@ -168,4 +177,6 @@ class Authenticator:
             "scope": " ".join(requested),
         }
         token = jwt.encode(claims, self._settings.secret_key, algorithm=JWT_ALGORITHM)
-        return IssuedToken(access_token=token, expires_in=int(TOKEN_LIFETIME.total_seconds()), scope=" ".join(requested))
+        return IssuedToken(
+            access_token=token, expires_in=int(TOKEN_LIFETIME.total_seconds()), scope=" ".join(requested)
+        )

@@ -62,8 +62,11 @@ class ToolContext:
         call's usage record like the declared cost.
         """
         await credits.debit(
-            self.session, account_id=self.principal.account_id, amount=amount,
-            tool_name=self.tool_name, reference=self.request_id,
+            self.session,
+            account_id=self.principal.account_id,
+            amount=amount,
+            tool_name=self.tool_name,
+            reference=self.request_id,
         )
         self.credits_debited += amount
 
@@ -71,8 +74,11 @@ class ToolContext:
         """Gives back part of this call's debit (e.g. a repeat that turns out to be free)."""
         amount = min(amount, self.credits_debited)
         await credits.refund(
-            self.session, account_id=self.principal.account_id, amount=amount,
-            tool_name=self.tool_name, reference=self.request_id,
+            self.session,
+            account_id=self.principal.account_id,
+            amount=amount,
+            tool_name=self.tool_name,
+            reference=self.request_id,
         )
         self.credits_debited -= amount
 

@@ -79,8 +79,12 @@ async def debit(
         )
     session.add(
         CreditEntry(
-            account_id=account_id, period=row.credit_period, kind="debit", amount=-amount,
-            tool_name=tool_name, reference=reference,
+            account_id=account_id,
+            period=row.credit_period,
+            kind="debit",
+            amount=-amount,
+            tool_name=tool_name,
+            reference=reference,
         )
     )
 
@@ -103,8 +107,12 @@ async def refund(
     row = result.one()
     session.add(
         CreditEntry(
-            account_id=account_id, period=row.credit_period, kind="refund", amount=amount,
-            tool_name=tool_name, reference=reference,
+            account_id=account_id,
+            period=row.credit_period,
+            kind="refund",
+            amount=amount,
+            tool_name=tool_name,
+            reference=reference,
         )
     )
 

@@ -132,7 +132,9 @@ class Executor:
         spec = self.registry.get(name)
         try:
             if spec is None:
-                raise NotFound(f"Unknown tool '{name}'", recover_with="call search_tools to see the tools you can use")
+                raise NotFound(
+                    f"Unknown tool '{name}'", recover_with="call search_tools to see the tools you can use"
+                )
             self._check_scope(spec, principal)
             args = self._validate(spec, arguments)
             return Execution(result=await self._run(spec, args, call))
@@ -194,10 +196,18 @@ class Executor:
         principal = call.principal
         async with self.session_factory() as session:
             try:
-                projects = [] if spec.project == "none" else await self._projects.accessible_projects(session, principal)
-                project, auto_resolved = await self._projects.resolve(session, spec, args, principal, projects)
+                projects = (
+                    []
+                    if spec.project == "none"
+                    else await self._projects.accessible_projects(session, principal)
+                )
+                project, auto_resolved = await self._projects.resolve(
+                    session, spec, args, principal, projects
+                )
                 call.project_id = project.id if project else None
-                await self.rate_limiter.check_call(spec, account_id=str(principal.account_id), tier=principal.tier)
+                await self.rate_limiter.check_call(
+                    spec, account_id=str(principal.account_id), tier=principal.tier
+                )
                 await self._debit(session, spec, principal, cost, assets, call.request_id)
                 context = ToolContext(
                     tool_name=spec.name,
@@ -227,7 +237,13 @@ class Executor:
         return result
 
     async def _debit(
-        self, session: AsyncSession, spec: ToolSpec, principal: Principal, cost: int, assets: int, request_id: str
+        self,
+        session: AsyncSession,
+        spec: ToolSpec,
+        principal: Principal,
+        cost: int,
+        assets: int,
+        request_id: str,
     ) -> None:
         if cost <= 0 and assets <= 0:
             return
@@ -247,15 +263,27 @@ class Executor:
                 )
         else:
             await credits.roll_period(
-                session, account_id=account.id, tier=account.tier,
+                session,
+                account_id=account.id,
+                tier=account.tier,
                 allocation=self.settings.credits.allocations[account.tier],
             )
-        await credits.debit(session, account_id=account.id, amount=cost, tool_name=spec.name, reference=request_id)
+        await credits.debit(
+            session, account_id=account.id, amount=cost, tool_name=spec.name, reference=request_id
+        )
 
-    async def _check_run_budget(self, session: AsyncSession, principal: Principal, cost: int, assets: int) -> None:
+    async def _check_run_budget(
+        self, session: AsyncSession, principal: Principal, cost: int, assets: int
+    ) -> None:
         budget = self.settings.credits
-        max_credits = budget.max_credits_per_run if budget.max_credits_per_run and budget.max_credits_per_run > 0 else None
-        max_assets = budget.max_assets_per_run if budget.max_assets_per_run and budget.max_assets_per_run > 0 else None
+        max_credits = (
+            budget.max_credits_per_run
+            if budget.max_credits_per_run and budget.max_credits_per_run > 0
+            else None
+        )
+        max_assets = (
+            budget.max_assets_per_run if budget.max_assets_per_run and budget.max_assets_per_run > 0 else None
+        )
         if max_credits is None and max_assets is None:
             return
         used_credits, used_assets = await run_usage(session, principal)
@@ -276,7 +304,9 @@ class Executor:
                 max_assets_per_run=max_assets,
             )
 
-    def _render(self, spec: ToolSpec, args: BaseModel, output: ToolOutput, auto_resolved: str | None) -> dict[str, Any]:
+    def _render(
+        self, spec: ToolSpec, args: BaseModel, output: ToolOutput, auto_resolved: str | None
+    ) -> dict[str, Any]:
         payload = output.model_dump(mode="json", by_alias=True)
         if auto_resolved is not None and "project_auto_resolved" in type(output).model_fields:
             payload["project_auto_resolved"] = auto_resolved
@@ -301,7 +331,9 @@ class Executor:
             headers["Retry-After"] = str(retry_after)
         if error.error_type == "unauthenticated":
             headers["WWW-Authenticate"] = "Bearer"
-        return Execution(result=error_result(error, request_id), status=error.http_status(), headers=headers, error=error)
+        return Execution(
+            result=error_result(error, request_id), status=error.http_status(), headers=headers, error=error
+        )
 
     async def _record_failure(self, call: _Call, execution: Execution) -> None:
         """A failed call's usage, in a transaction of its own (the call's own was rolled back)."""
@@ -321,9 +353,10 @@ async def run_usage(session: AsyncSession, principal: Principal) -> tuple[int, i
         return 0, 0
     row = (
         await session.execute(
-            select(func.coalesce(func.sum(UsageRecord.credits), 0), func.coalesce(func.sum(UsageRecord.assets), 0)).where(
-                UsageRecord.account_id == principal.account_id, UsageRecord.run_id == principal.run_id
-            )
+            select(
+                func.coalesce(func.sum(UsageRecord.credits), 0),
+                func.coalesce(func.sum(UsageRecord.assets), 0),
+            ).where(UsageRecord.account_id == principal.account_id, UsageRecord.run_id == principal.run_id)
         )
     ).one()
     return int(row[0]), int(row[1])

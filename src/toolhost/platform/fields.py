@@ -17,7 +17,9 @@ Text = Annotated[str, StringConstraints(max_length=10_000)]
 ShortText = Annotated[str, StringConstraints(max_length=1_000)]
 Url = Annotated[str, StringConstraints(max_length=2_048, pattern=r"^[hH][tT][tT][pP][sS]?://\S+$")]
 DateStr = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$"), Field(description="YYYY-MM-DD")]
-Platform = Literal["youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon"]
+Platform = Literal[
+    "youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon"
+]
 PLATFORMS: tuple[str, ...] = Platform.__args__  # type: ignore[attr-defined]
 Confirm = Annotated[Literal[True], Field(description="Must be JSON true.")]
 TextFormat = Annotated[Literal["text", "json"], Field(description="text: a short summary; json: the data")]

@@ -41,7 +41,9 @@ def _principal(context: ServerRequestContext[Any]) -> Principal:
 def build_server(platform: Platform) -> Server[Any]:
     """A low-level MCP server whose tools/list and tools/call are the registry and execute()."""
 
-    async def list_tools(context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         principal = _principal(context)
         return types.ListToolsResult(
             tools=[
@@ -64,15 +66,23 @@ def build_server(platform: Platform) -> Server[Any]:
             ]
         )
 
-    async def call_tool(context: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        context: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         principal = _principal(context)
         run_id = _run_from_meta(params)
         if run_id is not None:
             principal = _with_run(principal, run_id)
-        execution = await platform.executor.execute(params.name, params.arguments or {}, principal, transport="mcp")
+        execution = await platform.executor.execute(
+            params.name, params.arguments or {}, principal, transport="mcp"
+        )
         result = execution.result
         return types.CallToolResult(
-            content=[types.TextContent(text=block["text"]) for block in result["content"] if block["type"] == "text"],
+            content=[
+                types.TextContent(text=block["text"])
+                for block in result["content"]
+                if block["type"] == "text"
+            ],
             structured_content=result["structuredContent"],
             is_error=result["isError"],
         )

@@ -40,7 +40,8 @@ def _hoist_definitions(schema: dict[str, Any], components: dict[str, Any], prefi
 
     for name, definition in definitions.items():
         components[renames[name]] = rewrite(definition)
-    return rewrite(schema)
+    rewritten: dict[str, Any] = rewrite(schema)
+    return rewritten
 
 
 def _operation(spec: ToolSpec, components: dict[str, Any], settings: Settings) -> dict[str, Any]:
@@ -60,7 +61,9 @@ def _operation(spec: ToolSpec, components: dict[str, Any], settings: Settings) -
                             {"$ref": "#/components/schemas/ToolResult"},
                             {
                                 "type": "object",
-                                "properties": {"structuredContent": {"$ref": f"#/components/schemas/{prefix}Output"}},
+                                "properties": {
+                                    "structuredContent": {"$ref": f"#/components/schemas/{prefix}Output"}
+                                },
                             },
                         ]
                     }
@@ -115,8 +118,16 @@ def openapi_document(registry: Registry, settings: Settings) -> dict[str, Any]:
                 "error_type": {
                     "type": "string",
                     "enum": [
-                        "validation_error", "policy_block", "unauthenticated", "billing_error", "permission_denied",
-                        "not_found", "conflict", "rate_limited", "upstream_error", "server_error",
+                        "validation_error",
+                        "policy_block",
+                        "unauthenticated",
+                        "billing_error",
+                        "permission_denied",
+                        "not_found",
+                        "conflict",
+                        "rate_limited",
+                        "upstream_error",
+                        "server_error",
                     ],
                 },
                 "message": {"type": "string"},
@@ -159,8 +170,15 @@ def openapi_document(registry: Registry, settings: Settings) -> dict[str, Any]:
                     "required": False,
                     "schema": {
                         "type": "string",
-                        "enum": ["mcp:full", "mcp:read", "mcp:write", "mcp:distribute", "mcp:analytics",
-                                 "mcp:comments", "mcp:autopilot"],
+                        "enum": [
+                            "mcp:full",
+                            "mcp:read",
+                            "mcp:write",
+                            "mcp:distribute",
+                            "mcp:analytics",
+                            "mcp:comments",
+                            "mcp:autopilot",
+                        ],
                     },
                 },
                 {"name": "q", "in": "query", "required": False, "schema": {"type": "string"}},
@@ -169,7 +187,9 @@ def openapi_document(registry: Registry, settings: Settings) -> dict[str, Any]:
             "responses": {
                 "200": {
                     "description": "The tools, each with its schemas.",
-                    "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}},
+                    "content": {
+                        "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}
+                    },
                 },
                 "400": {
                     "description": "validation_error: an unknown scope value",

@@ -25,20 +25,70 @@ INSTRUCTION_PATTERNS = (
     ),
     re.compile(r"\byou\s+are\s+now\s+(a|an)\b", re.IGNORECASE),
     re.compile(r"(^|\n|\s)system:\s", re.IGNORECASE),
-    re.compile(r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\/?SYS>>", re.IGNORECASE),
+    re.compile(
+        r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\/?SYS>>", re.IGNORECASE
+    ),
 )
 FORGET_IDIOM = re.compile(r"\bforget everything you know about((?:\s+\S+){1,4})\s*[.!?]?\s*$", re.IGNORECASE)
 FORGET_IDIOM_FORBIDDEN = re.compile(r"instruction|system|secret|token|password", re.IGNORECASE)
 
 # Cyrillic and Greek letters that look like Latin ones, so "іgnore рrevious" reads as what it spells.
-LOOKALIKES = str.maketrans({
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
-    "ԁ": "d", "һ": "h", "ӏ": "l", "ɡ": "g", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H",
-    "О": "O", "Р": "P", "С": "C", "Т": "T", "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S",
-    "α": "a", "ο": "o", "ρ": "p", "ν": "v", "τ": "t", "ι": "i", "κ": "k", "υ": "u", "ε": "e", "Α": "A",
-    "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P",
-    "Τ": "T", "Υ": "Y", "Χ": "X",
-})
+LOOKALIKES = str.maketrans(
+    {
+        "а": "a",
+        "е": "e",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "у": "y",
+        "х": "x",
+        "і": "i",
+        "ј": "j",
+        "ѕ": "s",
+        "ԁ": "d",
+        "һ": "h",
+        "ӏ": "l",
+        "ɡ": "g",
+        "А": "A",
+        "В": "B",
+        "Е": "E",
+        "К": "K",
+        "М": "M",
+        "Н": "H",
+        "О": "O",
+        "Р": "P",
+        "С": "C",
+        "Т": "T",
+        "Х": "X",
+        "У": "Y",
+        "І": "I",
+        "Ј": "J",
+        "Ѕ": "S",
+        "α": "a",
+        "ο": "o",
+        "ρ": "p",
+        "ν": "v",
+        "τ": "t",
+        "ι": "i",
+        "κ": "k",
+        "υ": "u",
+        "ε": "e",
+        "Α": "A",
+        "Β": "B",
+        "Ε": "E",
+        "Ζ": "Z",
+        "Η": "H",
+        "Ι": "I",
+        "Κ": "K",
+        "Μ": "M",
+        "Ν": "N",
+        "Ο": "O",
+        "Ρ": "P",
+        "Τ": "T",
+        "Υ": "Y",
+        "Χ": "X",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +115,13 @@ def _has_blocked_invisible(text: str) -> bool:
             before = text[position - 1] if position > 0 else ""
             after = text[position + 1] if position + 1 < len(text) else ""
             # A joiner between two letters or emoji shapes a script or an emoji sequence.
-            if before and after and _is_letter_or_emoji(before) and _is_letter_or_emoji(after) and after not in JOINERS:
+            if (
+                before
+                and after
+                and _is_letter_or_emoji(before)
+                and _is_letter_or_emoji(after)
+                and after not in JOINERS
+            ):
                 continue
             return True
         if TAG_CHARACTERS.match(character) and _inside_flag_tag_sequence(text, position):

@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import redis.asyncio as redis
 from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute
@@ -45,9 +46,9 @@ class RateLimiter:
         storage: Storage
         if redis_url:
             self._pool = redis.ConnectionPool.from_url(redis_url)
-            storage = RedisStorage(
-                "async+" + redis_url, key_prefix="toolhost-ratelimit", connection_pool=self._pool, implementation="redispy"
-            )
+            # limits types its options as scalars, but hands them to redis-py, which takes a pool.
+            options: dict[str, Any] = {"connection_pool": self._pool, "implementation": "redispy"}
+            storage = RedisStorage("async+" + redis_url, key_prefix="toolhost-ratelimit", **options)
         else:
             storage = MemoryStorage()
         self._limiter = MovingWindowRateLimiter(storage)
@@ -96,7 +97,9 @@ class RateLimiter:
         """Layer 1: requests without a valid credential, per client IP."""
         if not self.enabled:
             return
-        await self._hit(Layer("ip", RateLimitItemPerMinute(self._settings.anonymous_per_minute), ("ip", client_ip)))
+        await self._hit(
+            Layer("ip", RateLimitItemPerMinute(self._settings.anonymous_per_minute), ("ip", client_ip))
+        )
 
     async def check_call(self, spec: ToolSpec, *, account_id: str, tier: str) -> None:
         """Layers 2 to 5 for one tool call of an account."""
@@ -114,7 +117,11 @@ class RateLimiter:
         ]
         if spec.name in settings.tool_per_minute:
             layers.append(
-                Layer(f"tool:{spec.name}", RateLimitItemPerMinute(settings.tool_per_minute[spec.name]), ("tool", spec.name, account_id))
+                Layer(
+                    f"tool:{spec.name}",
+                    RateLimitItemPerMinute(settings.tool_per_minute[spec.name]),
+                    ("tool", spec.name, account_id),
+                )
             )
         layers.append(
             Layer(

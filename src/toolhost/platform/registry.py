@@ -18,23 +18,63 @@ if TYPE_CHECKING:
 
     from toolhost.platform.context import ToolContext
 
-ProjectMode = Literal["strict", "accounts", "object", "optional", "none", "object_or_accounts", "object_or_optional"]
+ProjectMode = Literal[
+    "strict", "accounts", "object", "optional", "none", "object_or_accounts", "object_or_optional"
+]
 ResponseFormat = Literal["text", "json"]
 TextShape = Literal["envelope", "bare", "summary"]
 Category = Literal["generation", "posting", "upload", "read"]
 
 MODULES = (
-    "content", "media", "video", "ideation", "brand", "planning", "approvals", "quality", "distribution",
-    "analytics", "comments", "autopilot", "pipeline", "recipes", "skills", "account", "discovery", "apps",
+    "content",
+    "media",
+    "video",
+    "ideation",
+    "brand",
+    "planning",
+    "approvals",
+    "quality",
+    "distribution",
+    "analytics",
+    "comments",
+    "autopilot",
+    "pipeline",
+    "recipes",
+    "skills",
+    "account",
+    "discovery",
+    "apps",
 )
-GENERATION_TOOLS = frozenset({
-    "generate_content", "adapt_content", "create_storyboard", "generate_carousel", "create_carousel",
-    "generate_image", "generate_video", "generate_voiceover", "render_demo_video", "render_template_video",
-    "render_hyperframes", "plan_content_week", "run_content_pipeline", "execute_recipe", "extract_brand",
-    "generate_performance_digest",
-})
+GENERATION_TOOLS = frozenset(
+    {
+        "generate_content",
+        "adapt_content",
+        "create_storyboard",
+        "generate_carousel",
+        "create_carousel",
+        "generate_image",
+        "generate_video",
+        "generate_voiceover",
+        "render_demo_video",
+        "render_template_video",
+        "render_hyperframes",
+        "plan_content_week",
+        "run_content_pipeline",
+        "execute_recipe",
+        "extract_brand",
+        "generate_performance_digest",
+    }
+)
 POLLING_TOOLS = frozenset({"check_status", "get_media_url", "get_recipe_run_status", "get_pipeline_status"})
-ACRONYMS = {"youtube": "YouTube", "tiktok": "TikTok", "mcp": "MCP", "url": "URL", "ai": "AI", "api": "API", "id": "ID"}
+ACRONYMS = {
+    "youtube": "YouTube",
+    "tiktok": "TikTok",
+    "mcp": "MCP",
+    "url": "URL",
+    "ai": "AI",
+    "api": "API",
+    "id": "ID",
+}
 
 InputT = TypeVar("InputT", bound=BaseModel)
 OutputT = TypeVar("OutputT", bound="ToolOutput")
@@ -204,7 +244,10 @@ class Registry:
         waits: bool = False,
         assets: Callable[[Any], int] | None = None,
         units: Callable[[Any], int] | None = None,
-    ) -> Callable[[Callable[[ToolContext, InputT], Awaitable[OutputT]]], Callable[[ToolContext, InputT], Awaitable[OutputT]]]:
+    ) -> Callable[
+        [Callable[[ToolContext, InputT], Awaitable[OutputT]]],
+        Callable[[ToolContext, InputT], Awaitable[OutputT]],
+    ]:
         """Registers a handler `async def name(ctx, args: NameIn) -> NameOut` and returns it unchanged.
 
         `credits` is the cost: a number, or a function of the validated arguments; `units` counts the

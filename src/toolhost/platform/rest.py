@@ -48,7 +48,9 @@ def error_response(error: ToolError, request_id: str | None = None) -> JSONRespo
         headers["WWW-Authenticate"] = "Bearer"
     if "retry_after" in error.details:
         headers["Retry-After"] = str(error.details["retry_after"])
-    return JSONResponse({**result, "error": result["structuredContent"]["error"]}, error.http_status(), headers)
+    return JSONResponse(
+        {**result, "error": result["structuredContent"]["error"]}, error.http_status(), headers
+    )
 
 
 def execution_response(execution: Execution) -> JSONResponse:

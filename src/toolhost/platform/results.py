@@ -132,7 +132,9 @@ def cap_text(text: str) -> str:
     return text[: TEXT_LIMIT - len(TEXT_CUT_NOTE)] + TEXT_CUT_NOTE
 
 
-def success_result(text: str, structured: dict[str, Any], extra_blocks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def success_result(
+    text: str, structured: dict[str, Any], extra_blocks: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """A successful ToolResult."""
     content: list[dict[str, Any]] = [{"type": "text", "text": cap_text(text)}]
     content.extend(extra_blocks or [])

@@ -27,7 +27,9 @@ class Platform:
     rate_limiter: RateLimiter
     executor: Executor
 
-    async def execute(self, name: str, arguments: object, principal: Principal, *, transport: str) -> Execution:
+    async def execute(
+        self, name: str, arguments: object, principal: Principal, *, transport: str
+    ) -> Execution:
         """Runs a tool through the one execution path."""
         return await self.executor.execute(name, arguments, principal, transport=transport)
 

@@ -29,7 +29,12 @@ class ProjectResolver:
         return list(await session.scalars(query))
 
     async def resolve(
-        self, session: AsyncSession, spec: ToolSpec, args: BaseModel, principal: Principal, projects: list[Project]
+        self,
+        session: AsyncSession,
+        spec: ToolSpec,
+        args: BaseModel,
+        principal: Principal,
+        projects: list[Project],
     ) -> tuple[Project | None, str | None]:
         """The project (or None where the mode allows it) and, for `accounts`, the auto-resolution sentence."""
         mode = spec.project
@@ -66,7 +71,9 @@ class ProjectResolver:
         raise ValidationFailed(
             "project_id is required: this key can use several projects",
             recover_with="pass project_id, one of the projects listed",
-            field_errors=[{"path": "project_id", "message": "required when the key can use several projects"}],
+            field_errors=[
+                {"path": "project_id", "message": "required when the key can use several projects"}
+            ],
             projects=await self._project_list(session, projects),
         )
 

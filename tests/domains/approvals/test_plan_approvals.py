@@ -18,7 +18,9 @@ POSTS = [
 
 
 async def stored_plan(tenant: Tenant, status: str = "draft") -> str:
-    saved = await tenant.data("save_content_plan", {"plan": {"topic": "Launch", "posts": POSTS}, "status": status})
+    saved = await tenant.data(
+        "save_content_plan", {"plan": {"topic": "Launch", "posts": POSTS}, "status": status}
+    )
     return str(saved["plan_id"])
 
 
@@ -52,11 +54,15 @@ async def test_creating_approvals_needs_a_stored_plan_and_at_least_one_post(tena
 async def test_a_decision_is_final_and_repeating_it_returns_the_item(tenant: Tenant) -> None:
     plan_id = await stored_plan(tenant)
     item = (await created_items(tenant, plan_id))[0]
-    decided = await tenant.data("respond_plan_approval", {"approval_id": item["id"], "decision": "approved", "reason": "Good"})
+    decided = await tenant.data(
+        "respond_plan_approval", {"approval_id": item["id"], "decision": "approved", "reason": "Good"}
+    )
     assert decided["status"] == "approved"
     assert decided["decided_by"] == "test-key"
     assert decided["decided_at"] is not None
-    repeated = await tenant.data("respond_plan_approval", {"approval_id": item["id"], "decision": "approved", "reason": "Good"})
+    repeated = await tenant.data(
+        "respond_plan_approval", {"approval_id": item["id"], "decision": "approved", "reason": "Good"}
+    )
     assert repeated == decided
     for other in ({"decision": "rejected"}, {"decision": "approved", "reason": "Different"}):
         response = await tenant.call("respond_plan_approval", {"approval_id": item["id"], **other})
@@ -137,13 +143,19 @@ async def test_another_tenants_plan_and_approval_ids_are_not_found(
         assert response.status_code == 404, tool
         assert "Launch" not in response.text
     async with platform.session_factory() as session:
-        assert await session.scalar(select(func.count()).select_from(ApprovalItem).where(ApprovalItem.status != "pending")) == 0
+        assert (
+            await session.scalar(
+                select(func.count()).select_from(ApprovalItem).where(ApprovalItem.status != "pending")
+            )
+            == 0
+        )
 
 
 async def test_a_plan_id_with_a_project_of_another_id_is_not_found(make_tenant: TenantFactory) -> None:
     agency = await make_tenant(projects=2)
     saved = await agency.data(
-        "save_content_plan", {"plan": {"topic": "A", "posts": POSTS}, "project_id": str(agency.project_ids[0])}
+        "save_content_plan",
+        {"plan": {"topic": "A", "posts": POSTS}, "project_id": str(agency.project_ids[0])},
     )
     response = await agency.call(
         "create_plan_approvals",
@@ -169,7 +181,10 @@ async def test_plan_and_argument_project_ids_must_agree(make_tenant: TenantFacto
     agency = await make_tenant(projects=2)
     response = await agency.call(
         "save_content_plan",
-        {"plan": {"topic": "A", "posts": POSTS, "project_id": str(agency.project_ids[1])}, "project_id": str(agency.project_ids[0])},
+        {
+            "plan": {"topic": "A", "posts": POSTS, "project_id": str(agency.project_ids[1])},
+            "project_id": str(agency.project_ids[0]),
+        },
     )
     assert response.status_code == 200
     assert response.json()["isError"] is True

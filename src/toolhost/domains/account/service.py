@@ -26,12 +26,17 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-async def get_balance(session: AsyncSession, *, account_id: uuid.UUID, settings: Settings) -> GetCreditBalanceOut:
+async def get_balance(
+    session: AsyncSession, *, account_id: uuid.UUID, settings: Settings
+) -> GetCreditBalanceOut:
     """The balance after this period's allocation, what was spent, and when the period ends."""
     account = await get_account(session, account_id)
     if account.tier != "trial" and account.credit_period != credits.period_of(datetime.now(UTC)):
         await credits.roll_period(
-            session, account_id=account.id, tier=account.tier, allocation=settings.credits.allocations[account.tier]
+            session,
+            account_id=account.id,
+            tier=account.tier,
+            allocation=settings.credits.allocations[account.tier],
         )
         await session.refresh(account)
     return GetCreditBalanceOut(
@@ -44,7 +49,9 @@ async def get_balance(session: AsyncSession, *, account_id: uuid.UUID, settings:
     )
 
 
-async def get_budget(session: AsyncSession, *, principal: Principal, settings: Settings) -> GetBudgetStatusOut:
+async def get_budget(
+    session: AsyncSession, *, principal: Principal, settings: Settings
+) -> GetBudgetStatusOut:
     """What the caller's current run has spent against the per-run budgets."""
     used_credits, used_assets = await run_usage(session, principal)
     max_credits = settings.credits.max_credits_per_run
@@ -73,7 +80,10 @@ async def get_usage(session: AsyncSession, *, account_id: uuid.UUID) -> GetMcpUs
         )
     ).all()
     tools = sorted(
-        (ToolUsage(tool_name=name, call_count=count, credits_total=int(total)) for name, count, total in rows),
+        (
+            ToolUsage(tool_name=name, call_count=count, credits_total=int(total))
+            for name, count, total in rows
+        ),
         key=lambda usage: (-usage.call_count, usage.tool_name),
     )
     return GetMcpUsageOut(

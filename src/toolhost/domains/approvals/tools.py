@@ -61,7 +61,10 @@ async def create_plan_approvals(ctx: ToolContext, args: CreatePlanApprovalsIn) -
         created=created,
         items=[
             ApprovalItemBrief(
-                id=str(item.id), plan_id=str(item.plan_id), post_id=item.post_id, status=item.status,
+                id=str(item.id),
+                plan_id=str(item.plan_id),
+                post_id=item.post_id,
+                status=item.status,
                 created_at=planning_service.iso(item.created_at),
             )
             for item in items
@@ -69,7 +72,14 @@ async def create_plan_approvals(ctx: ToolContext, args: CreatePlanApprovalsIn) -
     )
 
 
-@tool(module="approvals", scope="mcp:write", destructive=True, idempotent=True, project="object", object_id="approval_id")
+@tool(
+    module="approvals",
+    scope="mcp:write",
+    destructive=True,
+    idempotent=True,
+    project="object",
+    object_id="approval_id",
+)
 async def respond_plan_approval(ctx: ToolContext, args: RespondPlanApprovalIn) -> RespondPlanApprovalOut:
     """Approves, rejects or edits one pending approval item (edited needs edited_post).
 
@@ -99,9 +109,18 @@ async def respond_plan_approval(ctx: ToolContext, args: RespondPlanApprovalIn) -
     )
 
 
-@tool(module="approvals", scope="mcp:read", read_only=True, idempotent=True, project="object", object_id="plan_id")
+@tool(
+    module="approvals",
+    scope="mcp:read",
+    read_only=True,
+    idempotent=True,
+    project="object",
+    object_id="plan_id",
+)
 async def list_plan_approvals(ctx: ToolContext, args: ListPlanApprovalsIn) -> ListPlanApprovalsOut:
     """Lists the approval items of a content plan, oldest first, optionally only one status."""
     plan = await planning_service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
     items = await service.list_items(ctx.session, plan_id=plan.id, status=args.status)
-    return ListPlanApprovalsOut(plan_id=str(plan.id), total=len(items), items=[full_item(item) for item in items])
+    return ListPlanApprovalsOut(
+        plan_id=str(plan.id), total=len(items), items=[full_item(item) for item in items]
+    )

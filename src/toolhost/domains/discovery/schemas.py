@@ -16,7 +16,9 @@ class SearchToolsIn(ToolInput):
         default=None, description="Case-insensitive substring of a tool's name or description."
     )
     module: str | None = Field(default=None, description="A catalogue module, e.g. content, distribution.")
-    scope: str | None = Field(default=None, description="A scope, e.g. mcp:read; mcp:full matches every tool.")
+    scope: str | None = Field(
+        default=None, description="A scope, e.g. mcp:read; mcp:full matches every tool."
+    )
     detail: Literal["name", "summary", "full"] = "summary"
     available_only: bool = Field(default=False, description="Only tools the caller's scopes allow.")
 

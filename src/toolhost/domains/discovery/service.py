@@ -68,6 +68,8 @@ def search_tools(
         tools = [{**spec.listing(), "available": scopes.satisfies(held, spec.scope)} for spec in shown]
     return SearchToolsOut(
         toolCount=len(shown),
-        scopes=ScopeAvailability(available=scopes.display(held), unavailable_matches=len(matches) - len(available)),
+        scopes=ScopeAvailability(
+            available=scopes.display(held), unavailable_matches=len(matches) - len(available)
+        ),
         tools=tools,
     )

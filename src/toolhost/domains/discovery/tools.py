@@ -8,7 +8,14 @@ from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import registry, tool
 
 
-@tool(module="discovery", scope="mcp:read", read_only=True, idempotent=True, response_format=None, text_shape="bare")
+@tool(
+    module="discovery",
+    scope="mcp:read",
+    read_only=True,
+    idempotent=True,
+    response_format=None,
+    text_shape="bare",
+)
 async def search_tools(ctx: ToolContext, args: SearchToolsIn) -> SearchToolsOut:
     """Finds tools by name, description, module or scope, and says which the caller's scopes allow.
 

@@ -114,5 +114,7 @@ def post_ids(plan: ContentPlan) -> list[str]:
 
 def mirror_post_status(plan: ContentPlan, *, post_id: str, status: str) -> None:
     """Copies an approval decision onto the plan post's `status` (approval items stay the source of truth)."""
-    posts = [dict(post, status=status) if str(post.get("id")) == post_id else post for post in plan.payload.get("posts", [])]
+    posts = [
+        dict(post, status=status) if str(post.get("id")) == post_id else post for post in plan.payload.get("posts", [])
+    ]
     plan.payload = {**plan.payload, "posts": posts}
