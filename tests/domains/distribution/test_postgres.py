@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.conftest import Tenant
+from tests.domains.distribution import test_media_retention
 from tests.domains.distribution.conftest import connect_webhook, drain
 from tests.domains.distribution.standins import WebhookReceiver
 from toolhost.domains.distribution import dispatcher
@@ -75,3 +76,11 @@ async def test_identical_requests_racing_create_one_post(
     async with platform.session_factory() as session:
         assert await session.scalar(select(func.count()).select_from(Post)) == 1
         assert await session.scalar(select(func.count()).select_from(IdempotencyRecord)) == 1
+
+
+async def test_media_retention_sweeps_on_postgresql(
+    tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await test_media_retention.test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
+        tenant, platform, receiver
+    )
