@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -32,8 +32,10 @@ CameraMovement = Literal[
 ]
 
 
-def _text(limit: int) -> Any:
-    return Annotated[str, StringConstraints(max_length=limit)]
+Text200 = Annotated[str, StringConstraints(max_length=200)]
+Text300 = Annotated[str, StringConstraints(max_length=300)]
+Text500 = Annotated[str, StringConstraints(max_length=500)]
+Text3000 = Annotated[str, StringConstraints(max_length=3_000)]
 
 
 class GenerateContentIn(ToolInput):
@@ -44,8 +46,8 @@ class GenerateContentIn(ToolInput):
     )
     content_type: ContentType
     platform: Platform | None = None
-    brand_voice: _text(500) | None = Field(default=None, description="Replaces the brand's tone words.")
-    model: _text(200) | None = Field(
+    brand_voice: Text500 | None = Field(default=None, description="Replaces the brand's tone words.")
+    model: Text200 | None = Field(
         default=None, description="A configured text model or alias; default: builtin."
     )
     project_id: UUIDStr | None = None
@@ -70,9 +72,9 @@ class AdaptContentIn(ToolInput):
     content: Annotated[str, StringConstraints(min_length=1, max_length=5_000)]
     source_platform: Platform | None = None
     target_platform: Platform
-    brand_voice: _text(500) | None = None
+    brand_voice: Text500 | None = None
     project_id: UUIDStr | None = None
-    model: _text(200) | None = None
+    model: Text200 | None = None
 
 
 class AdaptContentOut(ToolOutput):
@@ -93,14 +95,14 @@ class CreateStoryboardIn(ToolInput):
     """A concept to turn into timed frames."""
 
     concept: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
-    brand_context: _text(3_000) | None = Field(
+    brand_context: Text3000 | None = Field(
         default=None,
         description="JSON with colors, voiceTone, visualStyle, targetAudience, contentPillars; or text.",
     )
     platform: StoryboardPlatform
     target_duration: Annotated[float, Field(ge=5, le=120)] | None = None
     num_scenes: Annotated[float, Field(ge=3, le=15)] | None = None
-    style: _text(500) | None = None
+    style: Text500 | None = None
     project_id: UUIDStr | None = None
     response_format: TextFormat = "json"
 
@@ -150,12 +152,12 @@ class GenerateCarouselIn(ToolInput):
     slide_count: Annotated[int, Field(ge=3, le=10)] = 7
     aspect_ratio: Literal["1:1", "4:5", "9:16"] = "1:1"
     style: CarouselStyle | None = None
-    hook: _text(300) | None = None
+    hook: Text300 | None = None
     hook_family: HookFamily | None = None
-    cta_text: _text(200) | None = None
+    cta_text: Text200 | None = None
     cta_url: Url | None = None
-    tone: _text(200) | None = None
-    constraints: _text(500) | None = None
+    tone: Text200 | None = None
+    constraints: Text500 | None = None
     platform: CarouselPlatform | None = None
     project_id: UUIDStr | None = None
     response_format: TextFormat = "json"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -244,7 +245,7 @@ async def suggest_next(
     project_ids: list[uuid.UUID],
     brand_project_id: uuid.UUID | None,
     count: int,
-    platforms: list[str] | None,
+    platforms: Sequence[str] | None,
 ) -> dict[str, Any]:
     """suggest_next_content: suggestions from stored evidence only, in the catalogue's rule order."""
     now = datetime.now(UTC)

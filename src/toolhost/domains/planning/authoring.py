@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -143,7 +144,7 @@ async def plan_week(
                     source_notes=source_summary,
                 )
                 draft = await without_blocked_terms(
-                    lambda request=request: provider.plan_post(request),
+                    functools.partial(provider.plan_post, request),
                     brand.blocked_terms(platform),
                     provider=provider.name,
                     regenerate=model != "builtin",
