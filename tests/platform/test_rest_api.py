@@ -361,3 +361,11 @@ async def test_credit_balance_reports_the_tier_allocation(make_tenant: TenantFac
     balance = await trial.data("get_credit_balance")
     assert balance["balance"] == 300 and balance["plan"] == "trial"
     assert balance["trialEndsAt"] is not None
+
+
+async def test_digit_runs_inside_media_keys_uuids_and_urls_are_never_redacted(tenant: Tenant) -> None:
+    key = f"projects/{tenant.project_id}/uploads/2026/11/3df6ccf4111111111111111f1279058ee1.png"
+    caption = f"See {key} and https://cdn.example/4111111111111111 for 0e8d4111-1111-1111-1111-111111111111"
+    saved = await tenant.data("save_content_plan", {"plan": {**PLAN, "posts": [{"id": "p1", "caption": caption}]}})
+    plan = await tenant.data("get_content_plan", {"plan_id": saved["plan_id"]})
+    assert plan["plan"]["posts"][0]["caption"] == caption

@@ -20,7 +20,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("google_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
 )
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-CARD_CANDIDATE = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+# A standalone run only: digits inside a word, a UUID, a path or a URL (media keys, ids) are never a card.
+CARD_CANDIDATE = re.compile(r"(?<![\w\-/.])(?:\d[ -]?){12,18}\d(?![\w\-/]|\.\w)")
 ISSUER_PREFIXES = (
     "4",
     "51",
