@@ -21,6 +21,21 @@ Platform = Literal[
     "youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon"
 ]
 PLATFORMS: tuple[str, ...] = Platform.__args__  # type: ignore[attr-defined]
+# C11: the publishing platforms plus the stores a connection can be made to (CATALOG.md §1.5).
+ConnectionPlatform = Literal[
+    "youtube",
+    "tiktok",
+    "instagram",
+    "twitter",
+    "linkedin",
+    "facebook",
+    "threads",
+    "bluesky",
+    "mastodon",
+    "shopify",
+    "etsy",
+]
+CONNECTION_PLATFORMS: tuple[str, ...] = ConnectionPlatform.__args__  # type: ignore[attr-defined]
 Confirm = Annotated[Literal[True], Field(description="Must be JSON true.")]
 TextFormat = Annotated[Literal["text", "json"], Field(description="text: a short summary; json: the data")]
 

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution.models import ConnectedAccount, ConnectionLink
+from toolhost.platform.fields import CONNECTION_PLATFORMS
 from toolhost.platform.results import NotFound, ValidationFailed
 from toolhost.providers.connectors.base import AccountSession, ConnectResult
 from toolhost.providers.connectors.registry import Connectors
@@ -24,19 +25,6 @@ if TYPE_CHECKING:
 
 USABLE = ("active", "expires_soon")
 EXPIRY_WARNING = timedelta(days=7)
-CONNECTION_PLATFORMS = (
-    "youtube",
-    "tiktok",
-    "instagram",
-    "twitter",
-    "linkedin",
-    "facebook",
-    "threads",
-    "bluesky",
-    "mastodon",
-    "shopify",
-    "etsy",
-)
 DISPLAY_NAMES = {
     "youtube": "YouTube",
     "tiktok": "TikTok",

@@ -6,22 +6,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from toolhost.platform.fields import Confirm, Platform, Record, ShortText, Text, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import (
+    Confirm,
+    ConnectionPlatform,
+    Platform,
+    Record,
+    ShortText,
+    Text,
+    TextFormat,
+    Url,
+    UUIDStr,
+)
 from toolhost.platform.registry import ToolInput, ToolOutput
 
-ConnectionPlatform = Literal[
-    "youtube",
-    "tiktok",
-    "instagram",
-    "twitter",
-    "linkedin",
-    "facebook",
-    "threads",
-    "bluesky",
-    "mastodon",
-    "shopify",
-    "etsy",
-]
 DateTimeStr = Annotated[
     str, StringConstraints(max_length=64), Field(description="ISO-8601 datetime with offset")
 ]

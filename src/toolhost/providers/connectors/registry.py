@@ -13,18 +13,8 @@ from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
+from toolhost.platform.fields import PLATFORMS
 
-PUBLISHING_PLATFORMS = (
-    "youtube",
-    "tiktok",
-    "instagram",
-    "twitter",
-    "linkedin",
-    "facebook",
-    "threads",
-    "bluesky",
-    "mastodon",
-)
 # The platform each platform-specific connector serves; webhook serves every publishing platform.
 NATIVE_PLATFORM = {"mastodon": "mastodon", "bluesky": "bluesky", "youtube": "youtube"}
 
@@ -75,6 +65,6 @@ class Connectors:
             for name, native in NATIVE_PLATFORM.items()
             if native == platform and name in self._connectors
         ]
-        if platform in PUBLISHING_PLATFORMS and "webhook" in self._connectors:
+        if platform in PLATFORMS and "webhook" in self._connectors:
             names.append("webhook")
         return names
