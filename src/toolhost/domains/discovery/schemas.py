@@ -16,9 +16,7 @@ class SearchToolsIn(ToolInput):
         default=None, description="Case-insensitive substring of a tool's name or description."
     )
     module: str | None = Field(default=None, description="A catalogue module, e.g. content, distribution.")
-    scope: str | None = Field(
-        default=None, description="A scope, e.g. mcp:read; mcp:full matches every tool."
-    )
+    scope: str | None = Field(default=None, description="A scope, e.g. mcp:read; mcp:full matches every tool.")
     detail: Literal["name", "summary", "full"] = "summary"
     available_only: bool = Field(default=False, description="Only tools the caller's scopes allow.")
 
@@ -36,3 +34,39 @@ class SearchToolsOut(ToolOutput):
     toolCount: int
     scopes: ScopeAvailability
     tools: list[Any]
+
+
+class SearchIn(ToolInput):
+    """A free-text query over the documentation."""
+
+    query: Annotated[str, StringConstraints(max_length=500)]
+
+
+class SearchResult(ToolOutput):
+    """A document found."""
+
+    id: str
+    title: str
+    url: str
+
+
+class SearchOut(ToolOutput):
+    """At most ten documents, best first."""
+
+    results: list[SearchResult]
+
+
+class FetchIn(ToolInput):
+    """Which document."""
+
+    id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class FetchOut(ToolOutput):
+    """A whole document."""
+
+    id: str
+    title: str
+    text: str
+    url: str
+    metadata: dict[str, Any] | None = None

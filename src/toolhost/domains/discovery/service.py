@@ -10,9 +10,7 @@ from toolhost.platform.registry import Registry, ToolSpec
 from toolhost.platform.results import ValidationFailed
 
 
-def matching_tools(
-    registry: Registry, *, query: str | None, module: str | None, scope: str | None
-) -> list[ToolSpec]:
+def matching_tools(registry: Registry, *, query: str | None, module: str | None, scope: str | None) -> list[ToolSpec]:
     """Tools whose name or description contains `query`, in `module`, needing a scope within `scope`."""
     wanted: frozenset[str] | None = None
     if scope is not None:
@@ -68,8 +66,6 @@ def search_tools(
         tools = [{**spec.listing(), "available": scopes.satisfies(held, spec.scope)} for spec in shown]
     return SearchToolsOut(
         toolCount=len(shown),
-        scopes=ScopeAvailability(
-            available=scopes.display(held), unavailable_matches=len(matches) - len(available)
-        ),
+        scopes=ScopeAvailability(available=scopes.display(held), unavailable_matches=len(matches) - len(available)),
         tools=tools,
     )

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from toolhost.domains.discovery import service
-from toolhost.domains.discovery.schemas import SearchToolsIn, SearchToolsOut
+from toolhost.domains.discovery import documents, service
+from toolhost.domains.discovery.schemas import (
+    FetchIn,
+    FetchOut,
+    SearchIn,
+    SearchOut,
+    SearchResult,
+    SearchToolsIn,
+    SearchToolsOut,
+)
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import registry, tool
 
@@ -30,4 +38,25 @@ async def search_tools(ctx: ToolContext, args: SearchToolsIn) -> SearchToolsOut:
         scope=args.scope,
         detail=args.detail,
         available_only=args.available_only,
+    )
+
+
+@tool(module="discovery", scope="mcp:read", read_only=True, idempotent=True, response_format=None, text_shape="bare")
+async def search(ctx: ToolContext, args: SearchIn) -> SearchOut:
+    """Searches toolhost's own documentation (guides and one page per tool) and returns up to ten ids.
+
+    Use it to learn how toolhost works or how a tool behaves; read a result with fetch. It never
+    searches account data.
+    """
+    corpus = documents.corpus(registry, ctx.settings.api_root)
+    found = documents.search(corpus, args.query)
+    return SearchOut(results=[SearchResult(id=item.id, title=item.title, url=item.url) for item in found])
+
+
+@tool(module="discovery", scope="mcp:read", read_only=True, idempotent=True, response_format=None, text_shape="bare")
+async def fetch(ctx: ToolContext, args: FetchIn) -> FetchOut:
+    """Returns one documentation page by the id search gave (a guide such as quickstart, or tool:<name>)."""
+    document = documents.fetch(documents.corpus(registry, ctx.settings.api_root), args.id)
+    return FetchOut(
+        id=document.id, title=document.title, text=document.text, url=document.url, metadata=document.metadata
     )
