@@ -13,12 +13,13 @@ import httpx
 from sqlalchemy import func, select, update
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test
+from toolhost.app import create_app
 from toolhost.config import CreditCost
 from toolhost.db.migrate import schema_differences, upgrade
 from toolhost.db.session import create_engine
 from toolhost.platform import accounts
 from toolhost.platform.context import Principal
-from toolhost.platform.models import Account, CreditEntry
+from toolhost.platform.models import Account, CreditEntry, UsageRecord
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 
@@ -45,9 +46,7 @@ async def test_migrations_reach_head_on_sqlite_and_match_the_models(database_url
 
 async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tuple[list[str], int]:
     async with platform.session_factory() as session, session.begin():
-        account = await accounts.create_account(
-            session, name="race", tier="agency", settings=platform.settings
-        )
+        account = await accounts.create_account(session, name="race", tier="agency", settings=platform.settings)
         await accounts.create_project(session, account_id=account.id, name="p")
         await session.execute(update(Account).where(Account.id == account.id).values(credit_balance=balance))
     principal = Principal(
@@ -102,9 +101,7 @@ async def test_a_billing_error_says_the_balance_and_what_was_required(
     platform.settings.credits.costs["get_credit_balance"] = CreditCost(base=5)
     try:
         async with platform.session_factory() as session, session.begin():
-            await session.execute(
-                update(Account).where(Account.id == payer.account_id).values(credit_balance=3)
-            )
+            await session.execute(update(Account).where(Account.id == payer.account_id).values(credit_balance=3))
         response = await payer.call("get_credit_balance")
     finally:
         platform.settings.credits.costs.pop("get_credit_balance")
@@ -114,9 +111,7 @@ async def test_a_billing_error_says_the_balance_and_what_was_required(
     assert error["balance"] == 3 and error["required_credits"] == 5
 
 
-async def test_rate_limits_answer_429_with_retry_after(
-    make_tenant: TenantFactory, platform: Platform
-) -> None:
+async def test_rate_limits_answer_429_with_retry_after(make_tenant: TenantFactory, platform: Platform) -> None:
     caller = await make_tenant(tier="trial", scopes=["mcp:read"])
     platform.settings.ratelimit.enabled = True
     statuses = [(await caller.call("get_credit_balance")).status_code for _ in range(16)]
@@ -128,9 +123,7 @@ async def test_rate_limits_answer_429_with_retry_after(
     assert error["error_type"] == "rate_limited" and error["retry_after"] >= 1
 
 
-async def test_requests_without_a_credential_are_limited_per_ip(
-    platform: Platform, client: httpx.AsyncClient
-) -> None:
+async def test_requests_without_a_credential_are_limited_per_ip(platform: Platform, client: httpx.AsyncClient) -> None:
     platform.settings.ratelimit.enabled = True
     statuses = [(await client.get("/v1/tools")).status_code for _ in range(61)]
     assert statuses[:60] == [401] * 60
@@ -188,9 +181,7 @@ async def test_the_rate_limit_holds_across_two_processes_sharing_redis(redis_url
     assert sum(allowed) == 60, allowed
 
 
-async def test_rate_limits_use_redis_when_configured(
-    tenant: Tenant, redis_url: str, database_url: str
-) -> None:
+async def test_rate_limits_use_redis_when_configured(tenant: Tenant, redis_url: str, database_url: str) -> None:
     platform = build_platform(
         settings_for_test(database_url=database_url, redis_url=redis_url, ratelimit={"enabled": True}),
         registry,
@@ -230,7 +221,28 @@ async def test_at_most_three_wait_for_connection_calls_run_at_once_per_account(
     assert fourth.json()["error"]["error_type"] == "rate_limited"
     finished = await asyncio.gather(*waiting)
     assert [response.json()["structuredContent"]["connected"] for response in finished] == [False] * 3
-    after = await tenant.call(
-        "wait_for_connection", {"platform": "mastodon", "timeout_s": 5, "poll_interval_s": 5}
-    )
+    after = await tenant.call("wait_for_connection", {"platform": "mastodon", "timeout_s": 5, "poll_interval_s": 5})
     assert after.status_code == 200
+
+
+async def test_a_long_run_header_is_cut_to_the_stored_length_on_postgresql(postgres_url: str) -> None:
+    settings = settings_for_test(database_url=postgres_url)
+    platform = build_platform(settings, registry)
+    app = create_app(settings, platform)
+    try:
+        async with platform.session_factory() as session, session.begin():
+            account = await accounts.create_account(session, name="runs", tier="agency", settings=settings)
+            issued = await accounts.create_key(
+                session, account_id=account.id, name="k", granted_scopes=["mcp:read"], settings=settings
+            )
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as http:
+            response = await http.post(
+                "/v1/tools/get_budget_status",
+                headers={"Authorization": f"Bearer {issued.plaintext}", "X-Toolhost-Run": "r" * 500},
+            )
+        assert response.status_code == 200, response.text
+        async with platform.session_factory() as session:
+            stored = await session.scalar(select(UsageRecord.run_id).where(UsageRecord.account_id == account.id))
+        assert stored == "r" * 128
+    finally:
+        await platform.close()

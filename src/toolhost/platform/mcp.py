@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from toolhost.platform import scopes
 from toolhost.platform.context import Principal
-from toolhost.platform.rest import AUTHENTICATED_BODY_LIMIT, authenticate
+from toolhost.platform.rest import AUTHENTICATED_BODY_LIMIT, RUN_ID_LIMIT, authenticate
 from toolhost.platform.results import RateLimited, Unauthenticated
 from toolhost.platform.runtime import Platform
 
@@ -102,7 +102,7 @@ def _run_from_meta(params: types.CallToolRequestParams) -> str | None:
         return None
     values = meta if isinstance(meta, dict) else (meta.model_extra or {})
     value = values.get(RUN_META_KEY)
-    return str(value)[:128] if value else None
+    return str(value)[:RUN_ID_LIMIT] if value else None
 
 
 def _with_run(principal: Principal, run_id: str) -> Principal:

@@ -20,6 +20,7 @@ from toolhost.platform.runtime import Platform
 AUTHENTICATED_BODY_LIMIT = 16 * 1024 * 1024
 ANONYMOUS_BODY_LIMIT = 100 * 1024
 RUN_HEADER = "x-toolhost-run"
+RUN_ID_LIMIT = 128
 
 
 def client_ip(request: Request) -> str:
@@ -32,7 +33,7 @@ async def authenticate(platform: Platform, request: Request) -> Principal:
     credential = presented_credential(request.headers.get("authorization"), request.headers.get("x-api-key"))
     try:
         return await platform.authenticator.authenticate(
-            credential, run_id=request.headers.get(RUN_HEADER), client_ip=client_ip(request)
+            credential, run_id=request.headers.get(RUN_HEADER, "")[:RUN_ID_LIMIT] or None, client_ip=client_ip(request)
         )
     except Unauthenticated:
         await platform.rate_limiter.check_anonymous(client_ip(request))
@@ -48,9 +49,7 @@ def error_response(error: ToolError, request_id: str | None = None) -> JSONRespo
         headers["WWW-Authenticate"] = "Bearer"
     if "retry_after" in error.details:
         headers["Retry-After"] = str(error.details["retry_after"])
-    return JSONResponse(
-        {**result, "error": result["structuredContent"]["error"]}, error.http_status(), headers
-    )
+    return JSONResponse({**result, "error": result["structuredContent"]["error"]}, error.http_status(), headers)
 
 
 def execution_response(execution: Execution) -> JSONResponse:
