@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -46,7 +46,6 @@ class ToolContext:
     session_factory: async_sessionmaker[AsyncSession]
     waits: bool = False
     credits_debited: int = 0
-    notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def project_id(self) -> uuid.UUID:
