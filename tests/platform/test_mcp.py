@@ -12,6 +12,8 @@ from mcp.client.streamable_http import streamable_http_client
 from starlette.applications import Starlette
 
 from tests.conftest import Tenant, TenantFactory
+from toolhost.config import CreditCost
+from toolhost.platform.runtime import Platform
 
 
 @asynccontextmanager
@@ -46,9 +48,7 @@ async def test_mcp_calls_run_through_execute_and_scope_denials_are_error_results
     reader = await make_tenant(tier="pro", scopes=["mcp:read"])
     async with mcp_client(app, reader.key) as client:
         balance = await client.call_tool("get_credit_balance", {"response_format": "json"})
-        denied = await client.call_tool(
-            "save_content_plan", {"plan": {"topic": "x", "posts": [{"caption": "y"}]}}
-        )
+        denied = await client.call_tool("save_content_plan", {"plan": {"topic": "x", "posts": [{"caption": "y"}]}})
     assert balance.is_error is False
     assert balance.structured_content is not None and balance.structured_content["plan"] == "pro"
     assert denied.is_error is True
@@ -58,9 +58,7 @@ async def test_mcp_calls_run_through_execute_and_scope_denials_are_error_results
     assert {item["tool_name"] for item in usage["tools"]} >= {"get_credit_balance", "save_content_plan"}
 
 
-async def test_mcp_validation_errors_are_error_results_with_field_paths(
-    app: Starlette, tenant: Tenant
-) -> None:
+async def test_mcp_validation_errors_are_error_results_with_field_paths(app: Starlette, tenant: Tenant) -> None:
     async with mcp_client(app, tenant.key) as client:
         result = await client.call_tool("list_plan_approvals", {"plan_id": "nope"})
     assert result.is_error is True
@@ -84,3 +82,19 @@ async def test_mcp_without_a_valid_credential_is_401_pointing_at_resource_metada
     assert metadata.status_code == 200
     assert metadata.json()["resource"].endswith("/mcp")
     assert metadata.json()["authorization_servers"]
+
+
+async def test_mcp_calls_sharing_a_run_meta_share_a_run_budget(
+    app: Starlette, tenant: Tenant, platform: Platform
+) -> None:
+    platform.settings.credits.costs["get_credit_balance"] = CreditCost(base=3)
+    platform.settings.credits.max_credits_per_run = 5
+    async with mcp_client(app, tenant.key) as client:
+        first = await client.call_tool("get_credit_balance", {}, meta={"toolhost/run": "agent-run-7"})
+        second = await client.call_tool("get_credit_balance", {}, meta={"toolhost/run": "agent-run-7"})
+        other = await client.call_tool("get_credit_balance", {}, meta={"toolhost/run": "agent-run-8"})
+    assert first.is_error is False and other.is_error is False
+    assert second.is_error is True
+    assert second.structured_content is not None
+    error = second.structured_content["error"]
+    assert error["error_type"] == "billing_error" and error["credits_used_this_run"] == 3

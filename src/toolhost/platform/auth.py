@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import uuid
 from dataclasses import dataclass
@@ -65,16 +66,7 @@ class Authenticator:
             principal = await self._from_key(credential)
         else:
             principal = await self._from_token(credential)
-        return Principal(
-            account_id=principal.account_id,
-            tier=principal.tier,
-            credential_id=principal.credential_id,
-            credential_name=principal.credential_name,
-            scopes=principal.scopes,
-            project_id=principal.project_id,
-            run_id=run_id,
-            client_ip=client_ip,
-        )
+        return dataclasses.replace(principal, run_id=run_id, client_ip=client_ip)
 
     async def _from_key(self, plaintext: str) -> Principal:
         digest = hash_secret(plaintext)
@@ -142,9 +134,7 @@ class Authenticator:
             project_id=client.project_id,
         )
 
-    async def issue_token(
-        self, *, client_id: str, client_secret: str, requested_scope: str | None
-    ) -> IssuedToken:
+    async def issue_token(self, *, client_id: str, client_secret: str, requested_scope: str | None) -> IssuedToken:
         """Client credentials grant: a signed JWT for a subset of the client's scopes.
 
         Raises PermissionError for a bad client and ValueError for a scope outside the client's.

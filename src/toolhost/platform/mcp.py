@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from importlib.metadata import version as package_version
 from typing import Any
@@ -72,17 +73,11 @@ def build_server(platform: Platform) -> Server[Any]:
         principal = _principal(context)
         run_id = _run_from_meta(params)
         if run_id is not None:
-            principal = _with_run(principal, run_id)
-        execution = await platform.executor.execute(
-            params.name, params.arguments or {}, principal, transport="mcp"
-        )
+            principal = dataclasses.replace(principal, run_id=run_id)
+        execution = await platform.executor.execute(params.name, params.arguments or {}, principal, transport="mcp")
         result = execution.result
         return types.CallToolResult(
-            content=[
-                types.TextContent(text=block["text"])
-                for block in result["content"]
-                if block["type"] == "text"
-            ],
+            content=[types.TextContent(text=block["text"]) for block in result["content"] if block["type"] == "text"],
             structured_content=result["structuredContent"],
             is_error=result["isError"],
         )
@@ -103,19 +98,6 @@ def _run_from_meta(params: types.CallToolRequestParams) -> str | None:
     values = meta if isinstance(meta, dict) else (meta.model_extra or {})
     value = values.get(RUN_META_KEY)
     return str(value)[:RUN_ID_LIMIT] if value else None
-
-
-def _with_run(principal: Principal, run_id: str) -> Principal:
-    return Principal(
-        account_id=principal.account_id,
-        tier=principal.tier,
-        credential_id=principal.credential_id,
-        credential_name=principal.credential_name,
-        scopes=principal.scopes,
-        project_id=principal.project_id,
-        run_id=run_id,
-        client_ip=principal.client_ip,
-    )
 
 
 class McpEndpoint:
