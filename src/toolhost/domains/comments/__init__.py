@@ -1,0 +1,1 @@
+"""Platform comments (CATALOG.md §12): list, reply, post, moderate and delete through the account's connector."""

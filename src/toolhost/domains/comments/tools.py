@@ -1,0 +1,123 @@
+"""The comments tools (CATALOG.md §12): thin handlers over the comments service."""
+
+from __future__ import annotations
+
+from toolhost.domains.comments import service
+from toolhost.domains.comments.schemas import (
+    AccountArguments,
+    DeleteCommentIn,
+    DeleteCommentOut,
+    ListCommentsIn,
+    ListCommentsOut,
+    ModerateCommentIn,
+    ModerateCommentOut,
+    PostCommentIn,
+    PostCommentOut,
+    ReplyToCommentIn,
+    ReplyToCommentOut,
+)
+from toolhost.platform import scopes
+from toolhost.platform.context import ToolContext
+from toolhost.platform.registry import tool
+
+
+def _choice(ctx: ToolContext, args: AccountArguments) -> service.AccountChoice:
+    return service.AccountChoice(
+        project_id=ctx.project_id, connected_account_id=args.connected_account_id, platform=args.platform
+    )
+
+
+@tool(
+    module="comments",
+    scope=scopes.COMMENTS,
+    credits=0,
+    read_only=True,
+    idempotent=True,
+    open_world=True,
+    project="strict",
+)
+async def list_comments(ctx: ToolContext, args: ListCommentsIn) -> ListCommentsOut:
+    """Lists comments on one of your posts (video_id = the platform's post id), or, without video_id, the
+    recent comments across the connected account's published posts.
+
+    The account: connected_account_id, else the project's account on `platform`, else its single YouTube
+    account, else its single account with comments. Pass nextPageToken back as page_token for more. Next:
+    reply_to_comment with a comment's id as parent_id, moderate_comment (YouTube) or delete_comment.
+    """
+    return ListCommentsOut.model_validate(
+        await service.list_comments(
+            session=ctx.session,
+            settings=ctx.settings,
+            choice=_choice(ctx, args),
+            video_id=args.video_id,
+            max_results=args.max_results,
+            page_token=args.page_token,
+        )
+    )
+
+
+@tool(module="comments", scope=scopes.COMMENTS, credits=0, open_world=True, project="strict")
+async def reply_to_comment(ctx: ToolContext, args: ReplyToCommentIn) -> ReplyToCommentOut:
+    """Replies to a comment (parent_id, from list_comments) as the connected account.
+
+    The reply is public on the platform at once. On Bluesky pass video_id (the post's AT-URI) when the
+    comment is not on one of the account's recent posts. Webhook accounts cannot reply.
+    """
+    return ReplyToCommentOut.model_validate(
+        await service.reply_to_comment(
+            session=ctx.session,
+            settings=ctx.settings,
+            choice=_choice(ctx, args),
+            parent_id=args.parent_id,
+            text=args.text,
+            video_id=args.video_id,
+        )
+    )
+
+
+@tool(module="comments", scope=scopes.COMMENTS, credits=0, open_world=True, project="strict")
+async def post_comment(ctx: ToolContext, args: PostCommentIn) -> PostCommentOut:
+    """Posts a top-level comment on a post (video_id = the platform's post id) as the connected account.
+
+    On Mastodon and Bluesky it is a reply to the post itself. To answer someone, use reply_to_comment.
+    """
+    return PostCommentOut.model_validate(
+        await service.post_comment(
+            session=ctx.session,
+            settings=ctx.settings,
+            choice=_choice(ctx, args),
+            video_id=args.video_id,
+            text=args.text,
+        )
+    )
+
+
+@tool(module="comments", scope=scopes.COMMENTS, credits=0, destructive=True, open_world=True, project="strict")
+async def moderate_comment(ctx: ToolContext, args: ModerateCommentIn) -> ModerateCommentOut:
+    """Approves (published) or hides (rejected, kept in the moderation queue) a comment on your post.
+
+    Only connectors with moderation (YouTube) can do it; others answer validation_error naming the
+    connector. To remove your own comment, use delete_comment.
+    """
+    return ModerateCommentOut.model_validate(
+        await service.moderate_comment(
+            session=ctx.session,
+            settings=ctx.settings,
+            choice=_choice(ctx, args),
+            comment_id=args.comment_id,
+            moderation_status=args.moderation_status,
+        )
+    )
+
+
+@tool(module="comments", scope=scopes.COMMENTS, credits=0, destructive=True, open_world=True, project="strict")
+async def delete_comment(ctx: ToolContext, args: DeleteCommentIn) -> DeleteCommentOut:
+    """Deletes, permanently, a comment the connected account wrote (a reply or comment it posted).
+
+    Comments by other people cannot be deleted; hide them with moderate_comment (YouTube) instead.
+    """
+    return DeleteCommentOut.model_validate(
+        await service.delete_comment(
+            session=ctx.session, settings=ctx.settings, choice=_choice(ctx, args), comment_id=args.comment_id
+        )
+    )
