@@ -1,0 +1,54 @@
+"""`toolhost metrics import FILE --project ID`: an operator loads metric snapshots from CSV or JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from toolhost.config import load_settings
+from toolhost.db.session import create_engine, create_session_factory
+from toolhost.domains.analytics import importing
+from toolhost.platform.models import Project
+
+app = typer.Typer(help="Metric snapshots of published posts.", no_args_is_help=True)
+console = Console()
+errors = Console(stderr=True)
+
+
+async def _import(project_id: uuid.UUID, path: Path) -> int:
+    rows = importing.parse(path.read_bytes(), file_name=path.name)
+    settings = load_settings()
+    engine = create_engine(settings.database_url)
+    try:
+        async with create_session_factory(engine)() as session, session.begin():
+            if await session.get(Project, project_id) is None:
+                raise typer.BadParameter(f"no project {project_id}", param_hint="--project")
+            return await importing.import_snapshots(session=session, project_id=project_id, rows=rows)
+    finally:
+        await engine.dispose()
+
+
+@app.command("import")
+def import_file(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="A .csv or .json file.")],
+    project: Annotated[str, typer.Option(help="Project id whose published posts the snapshots belong to.")],
+) -> None:
+    """Imports snapshots: columns post_id or external_post_id (+ platform), captured_at, views, likes,
+    comments, shares, saves, watch_time_minutes. Any bad row rejects the whole file."""
+    try:
+        project_id = uuid.UUID(project)
+    except ValueError:
+        raise typer.BadParameter("not a UUID", param_hint="--project") from None
+    try:
+        count = asyncio.run(_import(project_id, file))
+    except importing.ImportRejected as rejected:
+        errors.print(f"Nothing imported: {len(rejected.problems)} problem(s).")
+        for problem in rejected.problems[:50]:
+            errors.print(f"- {problem}")
+        raise typer.Exit(1) from None
+    console.print(f"Imported {count} snapshot(s).")

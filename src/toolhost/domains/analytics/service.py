@@ -1,0 +1,490 @@
+"""The analytics computations over the latest snapshot of each published post (CATALOG.md §11).
+
+Every figure comes from stored snapshots; a post without one counts as published but unmeasured, and
+results say so (`postsWithMetrics`, `has_data`) instead of inventing numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.db.base import utcnow
+from toolhost.domains.analytics import insights, metrics
+from toolhost.domains.analytics.metrics import PostMetrics
+from toolhost.domains.analytics.models import PerformanceInsight
+from toolhost.domains.approvals.models import ApprovalItem
+from toolhost.domains.brand.models import BrandProfileVersion
+from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution.models import ConnectedAccount, Post
+
+SENSITIVITY = {"low": 50.0, "medium": 30.0, "high": 15.0}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat().replace("+00:00", "Z")
+
+
+def _title(post: Post) -> str:
+    return (post.title or insights.hook_of(post.caption) or "")[:300]
+
+
+def _brief(item: PostMetrics) -> dict[str, Any]:
+    return {
+        "id": str(item.post.id),
+        "platform": item.post.platform,
+        "title": _title(item.post),
+        "views": item.views,
+        "engagement": item.engagement,
+    }
+
+
+def change_pct(current: float, previous: float) -> float:
+    """% change, 1 dp; a previous 0 is 100 when current > 0, else 0."""
+    if previous == 0:
+        return 100.0 if current > 0 else 0.0
+    return round((current - previous) / previous * 100, 1)
+
+
+def _direction(change: float) -> str:
+    return "up" if change > 5 else "down" if change < -5 else "flat"
+
+
+async def fetch_analytics(
+    *,
+    session: AsyncSession,
+    project_id: uuid.UUID,
+    platform: str | None,
+    days: int,
+    content_id: str | None,
+    limit: int,
+) -> dict[str, Any]:
+    """Totals and the top posts by views of the project's posts published in the last `days` days."""
+    posts = await metrics.published_posts(
+        session=session,
+        project_ids=[project_id],
+        platforms=[platform] if platform else None,
+        since=utcnow() - timedelta(days=days),
+    )
+    if content_id is not None:
+        posts = [post for post in posts if str(post.id) == content_id.lower() or str(post.plan_id) == content_id]
+    measured = await metrics.with_metrics(session=session, posts=posts)
+    ranked = sorted(measured, key=lambda item: (-item.views, -item.engagement, str(item.post.id)))
+    return {
+        "platform": platform,
+        "totalViews": sum(item.views for item in measured),
+        "totalEngagement": sum(item.engagement for item in measured),
+        "postCount": len(measured),
+        "postsWithMetrics": sum(1 for item in measured if item.latest),
+        "posts": [
+            {
+                "id": str(item.post.id),
+                "platform": item.post.platform,
+                "title": _title(item.post),
+                "views": item.views,
+                "engagement": item.engagement,
+                "posted_at": _iso(item.post.published_at),
+                "content_type": insights.content_format(item.post),
+                "model_used": None,
+                "captured_at": _iso(item.latest.captured_at) if item.latest else None,
+            }
+            for item in ranked[:limit]
+        ],
+        "days": days,
+    }
+
+
+async def best_posting_times(
+    *, session: AsyncSession, project_id: uuid.UUID, platform: str | None, days: int
+) -> dict[str, Any]:
+    """The top 5 (platform, UTC weekday, UTC hour) slots by average engagement of published posts."""
+    posts = await metrics.published_posts(
+        session=session,
+        project_ids=[project_id],
+        platforms=[platform] if platform else None,
+        since=utcnow() - timedelta(days=days),
+    )
+    measured = [item for item in await metrics.with_metrics(session=session, posts=posts) if item.latest]
+    return {
+        "platform": platform,
+        "days": days,
+        "recordsAnalyzed": len(measured),
+        "slots": insights.best_slots(measured, limit=5),
+    }
+
+
+async def performance_insights(
+    *, session: AsyncSession, project_id: uuid.UUID, insight_type: str | None, days: int, limit: int
+) -> dict[str, Any]:
+    """The project's insight rows generated in the last `days` days, recomputed first when stale."""
+    if await insights.stale(session=session, project_id=project_id):
+        await insights.recompute(session=session, project_id=project_id)
+    query = select(PerformanceInsight).where(
+        PerformanceInsight.project_id == project_id,
+        PerformanceInsight.generated_at >= utcnow() - timedelta(days=days),
+    )
+    if insight_type:
+        query = query.where(PerformanceInsight.insight_type == insight_type)
+    rows = await session.scalars(query.order_by(PerformanceInsight.generated_at.desc()).limit(limit))
+    return {
+        "insights": [_insight(row) for row in rows],
+        "days": days,
+        "insightType": insight_type,
+    }
+
+
+def _insight(row: PerformanceInsight) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "project_id": str(row.project_id),
+        "insight_type": row.insight_type,
+        "insight_data": row.insight_data,
+        "confidence_score": row.confidence_score,
+        "generated_at": _iso(row.generated_at),
+    }
+
+
+def _totals(items: Sequence[PostMetrics]) -> tuple[int, int]:
+    return sum(item.views for item in items), sum(item.engagement for item in items)
+
+
+async def performance_digest(
+    *,
+    session: AsyncSession,
+    project_ids: Sequence[uuid.UUID],
+    period: str,
+    include_recommendations: bool,
+) -> dict[str, Any]:
+    """The period's totals, best/worst posts, trends vs the previous equal period and what to do next."""
+    days = int(period.rstrip("d"))
+    end = utcnow()
+    start = end - timedelta(days=days)
+    current_posts = await metrics.published_posts(session=session, project_ids=project_ids, since=start, until=end)
+    previous_posts = await metrics.published_posts(
+        session=session, project_ids=project_ids, since=start - timedelta(days=days), until=start
+    )
+    current = await metrics.with_metrics(session=session, posts=current_posts)
+    previous = await metrics.with_metrics(session=session, posts=previous_posts)
+    views, engagement = _totals(current)
+    previous_views, previous_engagement = _totals(previous)
+    measured = [item for item in current if item.latest]
+    by_views = sorted(measured, key=lambda item: (-item.views, -item.engagement, str(item.post.id)))
+    breakdown: dict[str, list[PostMetrics]] = defaultdict(list)
+    for item in current:
+        breakdown[item.post.platform].append(item)
+    trends = {
+        "views": {
+            "direction": _direction(change_pct(views, previous_views)),
+            "change_pct": change_pct(views, previous_views),
+        },
+        "engagement": {
+            "direction": _direction(change_pct(engagement, previous_engagement)),
+            "change_pct": change_pct(engagement, previous_engagement),
+        },
+    }
+    rate = metrics.engagement_rate(engagement, views)
+    payload: dict[str, Any] = {
+        "period": period,
+        "period_start": start.date().isoformat(),
+        "period_end": end.date().isoformat(),
+        "metrics": {
+            "total_posts": len({item.post.id for item in current}),
+            "total_views": views,
+            "total_engagement": engagement,
+            "avg_engagement_rate": rate,
+            "best_performing": _brief(by_views[0]) if by_views else None,
+            "worst_performing": _brief(by_views[-1]) if by_views else None,
+            "platform_breakdown": sorted(
+                (
+                    {
+                        "platform": platform,
+                        "posts": len(items),
+                        "views": _totals(items)[0],
+                        "engagement": _totals(items)[1],
+                    }
+                    for platform, items in breakdown.items()
+                ),
+                key=lambda entry: (-entry["views"], entry["platform"]),
+            ),
+            "posts_with_metrics": len(measured),
+        },
+        "trends": trends,
+        "recommendations": [],
+        "winning_patterns": _winning_patterns(by_views[: max(1, math.ceil(len(by_views) / 4))] if by_views else []),
+        "has_data": bool(measured),
+    }
+    if include_recommendations:
+        payload["recommendations"] = _recommendations(
+            days=days,
+            posts=len(current),
+            measured=len(measured),
+            platforms=len(breakdown),
+            rate=rate,
+            views=views,
+            trends=trends,
+        )
+    return payload
+
+
+def _winning_patterns(top: Sequence[PostMetrics]) -> dict[str, list[str]]:
+    hooks: Counter[str] = Counter()
+    formats: Counter[str] = Counter()
+    times: Counter[str] = Counter()
+    for item in top:
+        hooks[insights.hook_type(insights.hook_of(item.post.title or item.post.caption))] += 1
+        formats[insights.content_format(item.post)] += 1
+        day, hour = insights.slot_of(item.post)
+        times[f"{day} {hour:02d}:00 UTC"] += 1
+    return {
+        "hook_types": [name for name, _ in hooks.most_common(3)],
+        "content_formats": [name for name, _ in formats.most_common(3)],
+        "posting_times": [name for name, _ in times.most_common(3)],
+    }
+
+
+def _recommendations(
+    *, days: int, posts: int, measured: int, platforms: int, rate: float, views: int, trends: dict[str, Any]
+) -> list[str]:
+    if posts == 0:
+        return [
+            "No posts were published in this period, so there is nothing to measure yet: "
+            "schedule posts with schedule_post."
+        ]
+    advice: list[str] = []
+    if measured == 0:
+        advice.append(
+            "No metrics were received for this period's posts yet: call refresh_platform_analytics "
+            "or have the webhook receiver send snapshots."
+        )
+    views_change = trends["views"]["change_pct"]
+    engagement_change = trends["engagement"]["change_pct"]
+    if measured and views_change < -10:
+        advice.append("Views fell: try new hooks and different posting times (get_best_posting_times).")
+    if measured and rate < 2:
+        advice.append("Engagement rate is under 2 %: try interactive content (questions, polls, calls to comment).")
+    if posts < days / 2:
+        advice.append(f"Only {posts} post(s) in {days} days: post more often to build reach.")
+    if platforms == 1:
+        advice.append("All posts went to one platform: diversify to a second platform.")
+    if measured and views_change > 20:
+        advice.append("Views grew over 20 %: replicate this period's best performing posts.")
+    if measured and engagement_change > 20 and views > 0:
+        advice.append("Engagement grew over 20 %: the current strategy works, keep it.")
+    return advice or ["Performance is stable: keep the current cadence and mix."]
+
+
+async def anomalies(
+    *,
+    session: AsyncSession,
+    project_ids: Sequence[uuid.UUID],
+    days: int,
+    sensitivity: str,
+    platforms: Sequence[str] | None,
+) -> dict[str, Any]:
+    """Spikes, drops, viral posts and engagement-rate shifts per platform: the last `days` days vs the `days` before."""
+    threshold = SENSITIVITY[sensitivity]
+    end = utcnow()
+    start = end - timedelta(days=days)
+    previous_start = start - timedelta(days=days)
+    posts = await metrics.published_posts(
+        session=session, project_ids=project_ids, platforms=platforms, since=previous_start, until=end
+    )
+    measured = await metrics.with_metrics(session=session, posts=posts)
+    windows: dict[str, tuple[list[PostMetrics], list[PostMetrics]]] = defaultdict(lambda: ([], []))
+    for item in measured:
+        assert item.post.published_at is not None
+        current, previous = windows[item.post.platform]
+        (current if item.post.published_at >= start else previous).append(item)
+    period = {"current_start": start.date().isoformat(), "current_end": end.date().isoformat()}
+    found: list[dict[str, Any]] = []
+    for platform, (current, previous) in sorted(windows.items()):
+        if not any(item.latest for item in (*current, *previous)):
+            continue
+        found.extend(_platform_anomalies(platform, current, previous, threshold, period))
+    found.sort(key=lambda entry: -abs(entry["magnitude"]))
+    if found:
+        platforms_hit = len({anomaly["platform"] for anomaly in found})
+        summary = f"{len(found)} anomal{'y' if len(found) == 1 else 'ies'} across {platforms_hit} platform(s)."
+    elif any(item.latest for item in measured):
+        summary = f"No anomalies at {sensitivity} sensitivity over the last {days} days vs the {days} before."
+    else:
+        summary = "No metrics for these posts yet, so no anomaly can be detected."
+    return {"anomalies": found, "summary": summary}
+
+
+def _platform_anomalies(
+    platform: str,
+    current: list[PostMetrics],
+    previous: list[PostMetrics],
+    threshold: float,
+    period: dict[str, str],
+) -> list[dict[str, Any]]:
+    found = []
+    for metric_name in ("views", "engagement"):
+        now_total = sum(getattr(item, metric_name) for item in current)
+        before_total = sum(getattr(item, metric_name) for item in previous)
+        change = change_pct(now_total, before_total)
+        if abs(change) >= threshold and (now_total or before_total):
+            kind = "spike" if change > 0 else "drop"
+            drivers = current if kind == "spike" else previous
+            found.append(
+                {
+                    "type": kind,
+                    "metric": metric_name,
+                    "platform": platform,
+                    "magnitude": round(change, 1),
+                    "period": period,
+                    "affected_posts": _drivers(drivers, metric_name),
+                    "confidence": round(min(1.0, abs(change) / 100), 2),
+                    "suggested_action": (
+                        f"Study what the top {platform} posts did and repeat it."
+                        if kind == "spike"
+                        else f"Check {platform} posting times and hooks "
+                        "(get_best_posting_times, get_performance_insights)."
+                    ),
+                }
+            )
+    if current and previous:
+        average_now = sum(item.views for item in current) / len(current)
+        average_before = sum(item.views for item in previous) / len(previous)
+        if average_before > 0 and average_now > 10 * average_before:
+            found.append(
+                {
+                    "type": "viral",
+                    "metric": "views",
+                    "platform": platform,
+                    "magnitude": round(average_now / average_before, 2),
+                    "period": period,
+                    "affected_posts": _drivers(current, "views"),
+                    "confidence": 0.9,
+                    "suggested_action": "A post went viral: reply to its comments and follow up on its topic soon.",
+                }
+            )
+    if len(current) >= 2 and len(previous) >= 2:
+        rate_now = metrics.engagement_rate(*_totals(current)[::-1])
+        rate_before = metrics.engagement_rate(*_totals(previous)[::-1])
+        change = change_pct(rate_now, rate_before)
+        if abs(change) >= threshold and (rate_now or rate_before):
+            found.append(
+                {
+                    "type": "trend_shift",
+                    "metric": "engagement_rate",
+                    "platform": platform,
+                    "magnitude": round(change, 1),
+                    "period": period,
+                    "affected_posts": _drivers(current, "engagement"),
+                    "confidence": round(min(1.0, min(len(current), len(previous)) / 5), 2),
+                    "suggested_action": (
+                        "Engagement per view rose: keep the formats that drive it."
+                        if change > 0
+                        else "Engagement per view fell: revisit hooks and calls to action."
+                    ),
+                }
+            )
+    return found
+
+
+def _drivers(items: Sequence[PostMetrics], metric_name: str) -> list[dict[str, Any]]:
+    ranked = sorted((item for item in items if item.latest), key=lambda item: -getattr(item, metric_name))
+    return [_brief(item) for item in ranked[:5]]
+
+
+async def loop_summary(*, session: AsyncSession, project_id: uuid.UUID) -> dict[str, Any]:
+    """Brand status, the 10 latest posts with their latest metrics, current insights and the next step."""
+    profile = await session.scalar(
+        select(BrandProfileVersion)
+        .where(BrandProfileVersion.project_id == project_id)
+        .order_by(BrandProfileVersion.version.desc())
+        .limit(1)
+    )
+    brand: dict[str, Any] = {"hasProfile": profile is not None}
+    if profile is not None:
+        brand.update(brandName=profile.brand_name, version=profile.version, updatedAt=_iso(profile.created_at))
+    latest_posts = list(
+        await session.scalars(
+            select(Post).where(Post.project_id == project_id).order_by(Post.created_at.desc()).limit(10)
+        )
+    )
+    counters = await metrics.latest_counters(session=session, posts=latest_posts)
+    recent = []
+    for post in latest_posts:
+        latest = counters.get(post.id)
+        recent.append(
+            {
+                "id": str(post.id),
+                "platform": post.platform,
+                "status": post.status,
+                "title": _title(post),
+                "published_at": _iso(post.published_at),
+                "metrics": None
+                if latest is None
+                else {
+                    "views": latest.views,
+                    "likes": latest.likes,
+                    "comments": latest.comments,
+                    "shares": latest.shares,
+                    "engagement": latest.engagement,
+                    "captured_at": _iso(latest.captured_at),
+                },
+            }
+        )
+    rows = await session.scalars(
+        select(PerformanceInsight)
+        .where(PerformanceInsight.project_id == project_id)
+        .order_by(PerformanceInsight.generated_at.desc())
+    )
+    current_insights: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        current_insights.setdefault(row.insight_type, _insight(row))
+    return {
+        "brandStatus": brand,
+        "recentContent": recent,
+        "currentInsights": list(current_insights.values()),
+        "recommendedNextAction": await _next_action(session, project_id, profile is not None),
+    }
+
+
+async def _next_action(session: AsyncSession, project_id: uuid.UUID, has_profile: bool) -> str:
+    if not has_profile:
+        return "Extract the brand first: call extract_brand with the brand's website."
+    accounts = await session.scalars(select(ConnectedAccount).where(ConnectedAccount.project_id == project_id))
+    if not any(accounts_service.is_usable(account) for account in accounts):
+        return "Connect a platform account: call start_platform_connection, then wait_for_connection."
+    now = utcnow()
+    upcoming = await session.scalar(
+        select(func.count())
+        .select_from(Post)
+        .where(
+            Post.project_id == project_id,
+            Post.status.in_(("pending", "scheduled", "publishing")),
+            Post.due_at <= now + timedelta(days=7),
+        )
+    )
+    if not upcoming:
+        return "Nothing is scheduled for the next 7 days: call plan_content_week to plan the week."
+    pending = await session.scalar(
+        select(func.count())
+        .select_from(ApprovalItem)
+        .where(ApprovalItem.project_id == project_id, ApprovalItem.status == "pending")
+    )
+    if pending:
+        return (
+            f"{pending} approval item(s) wait for a decision: "
+            "review them with list_plan_approvals and respond_to_approval."
+        )
+    stale_posts = await metrics.published_posts(
+        session=session, project_ids=[project_id], until=now - timedelta(hours=24)
+    )
+    counters = await metrics.latest_counters(session=session, posts=stale_posts)
+    if any(post.id not in counters for post in stale_posts):
+        return "Published posts have had no metrics for 24 hours: call refresh_platform_analytics."
+    return "Review performance: call generate_performance_digest."
