@@ -15,6 +15,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.ideation.tools",
     "toolhost.domains.media.tools",
     "toolhost.domains.distribution.tools",
+    "toolhost.domains.analytics.tools",
     "toolhost.domains.comments.tools",
 )
 
@@ -28,11 +29,13 @@ MODEL_MODULES: tuple[str, ...] = (
     "toolhost.platform.jobs",
     "toolhost.domains.media.models",
     "toolhost.domains.distribution.models",
+    "toolhost.domains.analytics.models",
 )
 
 POLLERS: tuple[str, ...] = (
     "toolhost.domains.distribution.dispatcher.publish_due_posts",
     "toolhost.domains.media.retention.sweep_expired_media",
+    "toolhost.domains.analytics.refresh.refresh_due_analytics",
 )
 
 
