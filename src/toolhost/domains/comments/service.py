@@ -235,7 +235,10 @@ async def _received_comments(
     )
     if video_id is not None:
         query = query.where(ConnectorEvent.external_post_id == video_id)
-    events = await session.scalars(query.order_by(ConnectorEvent.received_at.desc(), ConnectorEvent.id))
+    # Repeats are rare (at-least-once delivery), so a bounded read still fills the page.
+    events = await session.scalars(
+        query.order_by(ConnectorEvent.received_at.desc(), ConnectorEvent.id).limit(limit * 4)
+    )
     found: dict[tuple[str, str], tuple[str, Comment]] = {}
     for event in events:
         comment_id = str(event.payload.get("id") or "") or str(event.id)
