@@ -20,6 +20,11 @@ console = Console()
 errors = Console(stderr=True)
 
 
+@app.callback()
+def metrics_commands() -> None:
+    """Metric snapshots of published posts (a group, so `import` stays a sub-command when mounted)."""
+
+
 async def _import(project_id: uuid.UUID, path: Path) -> int:
     rows = importing.parse(path.read_bytes(), file_name=path.name)
     settings = load_settings()

@@ -34,7 +34,10 @@ def parse(content: bytes, *, file_name: str) -> list[dict[str, Any]]:
     """The rows of a JSON array (or {"snapshots": [...]}) or a CSV with a header line."""
     if len(content) > MAX_BYTES:
         raise ImportRejected([f"the file is over {MAX_BYTES // (1024 * 1024)} MB"])
-    text = content.decode("utf-8-sig", errors="strict")
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ImportRejected(["the file is not UTF-8 text"]) from error
     if file_name.lower().endswith(".json") or text.lstrip().startswith(("[", "{")):
         try:
             document = json.loads(text)
@@ -63,7 +66,7 @@ def _values(row: dict[str, Any], number: int, problems: list[str]) -> dict[str, 
         if _blank(raw):
             continue
         try:
-            value = float(raw) if not isinstance(raw, bool) else math.nan
+            value = math.nan if isinstance(raw, bool) else float(str(raw).strip())
         except (TypeError, ValueError):
             value = math.nan
         if not math.isfinite(value) or value < 0 or (name in WHOLE and value != int(value)):
@@ -114,12 +117,12 @@ async def import_snapshots(*, session: AsyncSession, project_id: uuid.UUID, rows
             )
         )
     )
-    by_id = {post.id: post for post in posts}
+    by_id = {candidate.id: candidate for candidate in posts}
     by_external: dict[tuple[str, str | None], list[Post]] = {}
-    for post in posts:
-        if post.external_post_id:
-            by_external.setdefault((post.external_post_id, None), []).append(post)
-            by_external.setdefault((post.external_post_id, post.platform), []).append(post)
+    for candidate in posts:
+        if candidate.external_post_id:
+            by_external.setdefault((candidate.external_post_id, None), []).append(candidate)
+            by_external.setdefault((candidate.external_post_id, candidate.platform), []).append(candidate)
     problems: list[str] = []
     resolved: list[tuple[Post, dict[str, Any], datetime | None]] = []
     for number, row in enumerate(rows, start=1):

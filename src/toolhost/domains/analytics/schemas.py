@@ -279,7 +279,7 @@ class DetectAnomaliesOut(ToolOutput):
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid", serialize_by_alias=True)
 
-    def summary(self) -> str:  # type: ignore[override]
+    def summary(self) -> str:
         return "\n".join(
             [self.summary_text] + [f"- {a.type} in {a.metric} on {a.platform}: {a.magnitude}" for a in self.anomalies]
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from toolhost.domains.analytics import refresh, service, youtube
 from toolhost.domains.analytics.schemas import (
     DetectAnomaliesIn,
@@ -27,7 +29,7 @@ from toolhost.platform.registry import tool
 from toolhost.providers.connectors.registry import Connectors
 
 
-def _project_ids(ctx: ToolContext) -> list:  # type: ignore[type-arg]
+def _project_ids(ctx: ToolContext) -> list[uuid.UUID]:
     """The resolved project, or every accessible project for the account-wide (`optional`) tools."""
     return [ctx.project.id] if ctx.project is not None else list(ctx.accessible_project_ids)
 
