@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.catalog import POLLERS, load_tools
 from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
+from toolhost.domains.analytics.cli import app as metrics_app
 from toolhost.domains.distribution.cli import app as connections_app
 from toolhost.platform import accounts, credits, scopes
 from toolhost.platform.jobs import run_worker
@@ -41,6 +42,7 @@ app.add_typer(clients_app, name="clients")
 app.add_typer(credits_app, name="credits")
 app.add_typer(tools_app, name="tools")
 app.add_typer(connections_app, name="connections")
+app.add_typer(metrics_app, name="metrics")
 
 console = Console()
 errors = Console(stderr=True)

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from tests.conftest import TEST_SECRET, Tenant
 from tests.domains.analytics.conftest import Channel, now
 from tests.domains.distribution.standins import MastodonStandIn, serve
+from toolhost import cli as toolhost_cli
 from toolhost.db.session import create_engine, create_session_factory
 from toolhost.domains.analytics import cli, metrics
 from toolhost.domains.analytics.refresh import refresh_due_analytics
@@ -165,7 +166,8 @@ def test_metrics_import_reads_csv_and_json_and_the_latest_snapshot_wins(
         f"{post_id},2026-01-01T10:00:00Z,100,5,1,0\n"
         f"{post_id},2026-01-02T10:00:00Z,300,9,2,1\n"
     )
-    result = CliRunner().invoke(cli.app, ["import", str(first), "--project", str(project_id)])
+    # Through the root command, as an operator types it: `toolhost metrics import FILE --project ID`.
+    result = CliRunner().invoke(toolhost_cli.app, ["metrics", "import", str(first), "--project", str(project_id)])
     assert result.exit_code == 0, result.output
     assert "Imported 2 snapshot(s)" in result.output
     latest = _latest(operator_environment, post_id)
