@@ -77,7 +77,7 @@ def build_server(platform: Platform) -> Server[Any]:
         execution = await platform.executor.execute(params.name, params.arguments or {}, principal, transport="mcp")
         result = execution.result
         return types.CallToolResult(
-            content=[types.TextContent(text=block["text"]) for block in result["content"] if block["type"] == "text"],
+            content=[_content_block(block) for block in result["content"] if block["type"] in ("text", "resource")],
             structured_content=result["structuredContent"],
             is_error=result["isError"],
         )
@@ -89,6 +89,18 @@ def build_server(platform: Platform) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _content_block(block: dict[str, Any]) -> types.TextContent | types.EmbeddedResource:
+    """One ToolResult content block as the SDK's type: text, or an embedded text resource (the apps' UI)."""
+    if block["type"] == "resource":
+        resource = block["resource"]
+        return types.EmbeddedResource(
+            resource=types.TextResourceContents(
+                uri=resource["uri"], mime_type=resource.get("mimeType"), text=resource["text"]
+            )
+        )
+    return types.TextContent(text=block["text"])
 
 
 def _run_from_meta(params: types.CallToolRequestParams) -> str | None:

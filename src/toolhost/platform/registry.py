@@ -109,6 +109,10 @@ class ToolOutput(BaseModel):
         """What the `json` envelope carries as `data`: the payload, unless a tool unwraps it."""
         return payload
 
+    def extra_content(self) -> list[dict[str, Any]]:
+        """Content blocks after the text block (the apps tools' `resource` UI, CATALOG.md §1.2); none by default."""
+        return []
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
