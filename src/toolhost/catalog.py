@@ -11,12 +11,14 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.approvals.tools",
     "toolhost.domains.brand.tools",
     "toolhost.domains.content.tools",
+    "toolhost.domains.content.job_tools",
     "toolhost.domains.quality.tools",
     "toolhost.domains.ideation.tools",
     "toolhost.domains.media.tools",
     "toolhost.domains.distribution.tools",
     "toolhost.domains.analytics.tools",
     "toolhost.domains.comments.tools",
+    "toolhost.domains.apps.tools",
 )
 
 MODEL_MODULES: tuple[str, ...] = (
@@ -36,6 +38,7 @@ POLLERS: tuple[str, ...] = (
     "toolhost.domains.distribution.dispatcher.publish_due_posts",
     "toolhost.domains.media.retention.sweep_expired_media",
     "toolhost.domains.analytics.refresh.refresh_due_analytics",
+    "toolhost.domains.content.jobs.run_media_jobs",
 )
 
 

@@ -1,0 +1,135 @@
+"""The data behind the two apps: a week of the project's posts, and its latest metrics per published post.
+
+Posts come from the distribution domain's rows (listed with list_recent_posts' keys), figures from the
+analytics domain's latest snapshot per post (CATALOG.md §11); nothing is computed from anything else.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.db.base import utcnow
+from toolhost.domains.analytics import metrics
+from toolhost.domains.analytics.metrics import engagement_rate
+from toolhost.domains.distribution import service as distribution_service
+from toolhost.domains.distribution.models import Post
+
+CALENDAR_STATUSES = ("draft", "pending", "scheduled", "published")
+CALENDAR_DAYS = 7
+# A week holds at most this many posts on the calendar; more would not be readable in one view anyway.
+CALENDAR_LIMIT = 500
+PULSE_POSTS = 100
+
+
+def week_start(today: date) -> date:
+    """The Monday of the week of `today`."""
+    return today - timedelta(days=today.weekday())
+
+
+def _calendar_time(post: Post) -> datetime:
+    """Where a post sits on the calendar: when it was published, else when it is due, else when it was made."""
+    moment = post.published_at if post.status == "published" else None
+    moment = moment or post.scheduled_at or post.created_at
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _in_window(column: Any, start: datetime, end: datetime) -> Any:
+    return and_(column >= start, column < end)
+
+
+async def calendar(*, session: AsyncSession, project_id: uuid.UUID, start_date: date) -> list[dict[str, Any]]:
+    """The project's draft, pending, scheduled and published posts whose calendar time falls in the week."""
+    start = datetime.combine(start_date, time.min, tzinfo=UTC)
+    end = start + timedelta(days=CALENDAR_DAYS)
+    candidates = await session.scalars(
+        select(Post)
+        .where(
+            Post.project_id == project_id,
+            Post.status.in_(CALENDAR_STATUSES),
+            or_(
+                _in_window(Post.published_at, start, end),
+                _in_window(Post.scheduled_at, start, end),
+                _in_window(Post.created_at, start, end),
+            ),
+        )
+        .order_by(Post.created_at, Post.id)
+    )
+    posts = sorted(
+        (post for post in candidates if start <= _calendar_time(post) < end),
+        key=lambda post: (_calendar_time(post), str(post.id)),
+    )
+    return [
+        {
+            "id": str(post.id),
+            "platform": post.platform,
+            "status": post.status,
+            "title": post.title,
+            "external_post_id": post.external_post_id,
+            "published_at": distribution_service.iso(post.published_at),
+            "scheduled_at": distribution_service.iso(post.scheduled_at),
+            "created_at": distribution_service.iso(post.created_at),
+            "error": post.error,
+        }
+        for post in posts[:CALENDAR_LIMIT]
+    ]
+
+
+def _title(post: Post) -> str:
+    return (post.title or post.caption.strip().split("\n", 1)[0])[:300]
+
+
+async def pulse(*, session: AsyncSession, project_id: uuid.UUID, platform: str | None, days: int) -> dict[str, Any]:
+    """Totals, per-platform totals and the top posts by views of the posts published in the last `days` days."""
+    posts = await metrics.published_posts(
+        session=session,
+        project_ids=[project_id],
+        platforms=[platform] if platform else None,
+        since=utcnow() - timedelta(days=days),
+    )
+    measured = await metrics.with_metrics(session=session, posts=posts)
+    views = sum(item.views for item in measured)
+    engagement = sum(item.engagement for item in measured)
+    by_platform: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for item in measured:
+        totals = by_platform[item.post.platform]
+        totals[0] += item.views
+        totals[1] += item.engagement
+        totals[2] += 1
+    ranked = sorted(measured, key=lambda item: (-item.views, -item.engagement, str(item.post.id)))
+    return {
+        "project_id": str(project_id),
+        "platform": platform,
+        "days": days,
+        "summary": {
+            "views": views,
+            "engagement": engagement,
+            "engagement_rate": engagement_rate(engagement, views),
+            "posts": len(measured),
+            "posts_with_metrics": sum(1 for item in measured if item.latest),
+        },
+        "platform_totals": [
+            {"platform": name, "views": totals[0], "engagement": totals[1], "posts": totals[2]}
+            for name, totals in sorted(by_platform.items(), key=lambda entry: (-entry[1][0], entry[0]))
+        ],
+        "posts": [
+            {
+                "id": str(item.post.id),
+                "platform": item.post.platform,
+                "title": _title(item.post),
+                "views": item.views,
+                "likes": item.latest.likes if item.latest else 0,
+                "comments": item.latest.comments if item.latest else 0,
+                "shares": item.latest.shares if item.latest else 0,
+                "engagement_rate": engagement_rate(item.engagement, item.views),
+                "captured_at": distribution_service.iso(item.latest.captured_at) if item.latest else None,
+                "published_at": distribution_service.iso(item.post.published_at),
+            }
+            for item in ranked[:PULSE_POSTS]
+        ],
+    }
