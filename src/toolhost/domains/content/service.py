@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.config import Settings
 from toolhost.domains.content import brand_runtime
 from toolhost.domains.content.models import ContentRecord
+from toolhost.domains.quality import layouts
 from toolhost.providers.text import provider_for, select_model, without_blocked_terms
 from toolhost.providers.text.base import (
     AdaptRequest,
@@ -300,6 +301,9 @@ async def carousel(
         regenerate=chosen != "builtin",
     )
     slides = slides[:slide_count]
+    # Every slide's text fits the visual-gate layout it renders in (CATALOG.md §2); a given hook stays verbatim.
+    visual_style = layouts.VISUAL_STYLE_OF_CAROUSEL_STYLE[resolved_style]
+    layouts.fit_slides(slides, visual_style=visual_style, keep_first_headline=bool(hook))
     for number, slide in enumerate(slides, start=1):
         slide["slideNumber"] = number
     if slides and cta_text:

@@ -1,8 +1,8 @@
-"""Inputs and outputs of quality_check and quality_check_plan (CATALOG.md §9)."""
+"""Inputs and outputs of the quality tools: quality_check, quality_check_plan and the visual gate (CATALOG.md §9)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
@@ -118,4 +118,122 @@ class QualityCheckPlanOut(ToolOutput):
             mark = "PASS" if quality["passed"] else "FAIL"
             blockers = f" - {'; '.join(quality['blockers'])}" if quality["blockers"] else ""
             lines.append(f"{post.get('id')} ({post.get('platform')}): {quality['score']}/35 {mark}{blockers}")
+        return "\n".join(lines)
+
+
+LayoutName = Literal[
+    "authority-statement",
+    "authority-cta",
+    "editorial-content",
+    "editorial-cta",
+    "cinematic-hook",
+    "cinematic-content",
+    "cinematic-cta",
+]
+
+
+class VisualSlideIn(ToolInput):
+    """One slide's text; other keys are kept (a `layout` key names the layout to check it in)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    slideNumber: Annotated[int, Field(ge=1)]  # noqa: N815
+    type: ShortText | None = None
+    headline: Text | None = None
+    body: Text | None = None
+    visualDirection: Text | None = None  # noqa: N815
+    footnote: Text | None = None
+    accentWord: Text | None = None  # noqa: N815
+    bullets: Annotated[list[ShortText], Field(max_length=100)] | None = None
+
+
+class VisualQualityCheckIn(ToolInput):
+    """The slides of a carousel, checked in the layouts of a visual style."""
+
+    slides: Annotated[list[VisualSlideIn], Field(min_length=1, max_length=10)]
+    visual_style: Literal["dark-cinematic", "clean-editorial", "bold-authority"] = "clean-editorial"
+    project_id: UUIDStr | None = None
+    response_format: TextFormat = "text"
+
+
+class OverflowIssue(ToolOutput):
+    """A field predicted to take more lines than its layout allows. slideIdx is 0-based."""
+
+    slideIdx: int  # noqa: N815
+    field: str
+    kind: Literal["overflow", "single-line-exceeded"]
+    detail: str
+    estimatedLines: int  # noqa: N815
+    maxLines: int  # noqa: N815
+
+
+class SpellingIssue(ToolOutput):
+    """A word in neither the shipped word list nor the brand's vocabulary."""
+
+    slideIdx: int  # noqa: N815
+    field: str
+    word: str
+
+
+class PreRender(ToolOutput):
+    """What the font metrics predict before anything is rendered."""
+
+    ok: bool
+    overflowIssues: list[OverflowIssue]  # noqa: N815
+    spellingIssues: list[SpellingIssue]  # noqa: N815
+    highRiskSlideIdx: list[int]  # noqa: N815
+
+
+class VisualQualityCheckOut(ToolOutput):
+    """The visual gate's verdict: passed when no field overflows."""
+
+    passed: bool
+    preRender: PreRender  # noqa: N815
+    attempts: int
+    elapsedMs: int  # noqa: N815
+    checkedAt: str  # noqa: N815
+    correctiveHint: str | None  # noqa: N815
+
+    def summary(self) -> str:
+        check = self.preRender
+        lines = [
+            f"VISUAL GATE: {'PASS' if self.passed else 'FAIL'} - {len(check.overflowIssues)} overflow issue(s), "
+            f"{len(check.spellingIssues)} spelling issue(s)"
+        ]
+        lines += [f"Slide {issue.slideIdx + 1} {issue.field}: {issue.detail}" for issue in check.overflowIssues]
+        if check.spellingIssues:
+            lines.append("Check spelling: " + ", ".join(dict.fromkeys(issue.word for issue in check.spellingIssues)))
+        if check.highRiskSlideIdx:
+            lines.append("High-risk slides: " + ", ".join(str(index + 1) for index in check.highRiskSlideIdx))
+        if self.correctiveHint:
+            lines.append("Fix: " + self.correctiveHint)
+        return "\n".join(lines)
+
+
+class VisualGateConstraintsIn(ToolInput):
+    """Which layout's limits to show."""
+
+    layout: LayoutName | None = None
+    response_format: TextFormat = "json"
+
+
+class VisualGateConstraintsOut(ToolOutput):
+    """Each layout's fields: font size, wrap width, expected and maximum lines, flags."""
+
+    layouts: dict[str, dict[str, dict[str, int | bool]]]
+
+    def envelope_data(self, payload: dict[str, Any]) -> Any:
+        return payload["layouts"]  # CATALOG.md §1.2: the envelope's data is the layout map itself
+
+    def summary(self) -> str:
+        lines = []
+        for name, fields in self.layouts.items():
+            shown = [
+                f"{field} {spec['fontSize']}px/{spec['effectiveWidthPx']}px "
+                f"{spec['expectedLines']}-{spec['maxLines']} lines"
+                + (" single" if spec.get("singleLine") else "")
+                + (" upper" if spec.get("uppercase") else "")
+                for field, spec in fields.items()
+            ]
+            lines.append(f"{name}: " + "; ".join(shown))
         return "\n".join(lines)

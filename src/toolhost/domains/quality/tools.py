@@ -1,8 +1,8 @@
-"""The quality gate tools: score a post, score a plan."""
+"""The quality gate tools: score a post, score a plan, and the visual gate of carousel slides."""
 
 from __future__ import annotations
 
-from toolhost.domains.quality import service
+from toolhost.domains.quality import service, visual
 from toolhost.domains.quality.schemas import (
     PlanQualitySummary,
     QualityCategory,
@@ -10,6 +10,10 @@ from toolhost.domains.quality.schemas import (
     QualityCheckOut,
     QualityCheckPlanIn,
     QualityCheckPlanOut,
+    VisualGateConstraintsIn,
+    VisualGateConstraintsOut,
+    VisualQualityCheckIn,
+    VisualQualityCheckOut,
 )
 from toolhost.domains.quality.scoring import MAX_TOTAL
 from toolhost.platform.context import ToolContext
@@ -61,3 +65,31 @@ async def quality_check_plan(ctx: ToolContext, args: QualityCheckPlanIn) -> Qual
         keyword=ctx.settings.quality.brand_keyword,
     )
     return QualityCheckPlanOut(posts=scored, totals=PlanQualitySummary.model_validate(summary))
+
+
+@tool(module="quality", scope="mcp:read", read_only=True, idempotent=True, project="optional")
+async def visual_quality_check(ctx: ToolContext, args: VisualQualityCheckIn) -> VisualQualityCheckOut:
+    """Checks carousel slides before rendering: predicts from the renderer's font metrics whether each
+    field (headline, body, bullets, footnote...) fits its layout's lines, flags high-risk slides and words
+    in neither the English word list nor the project's brand vocabulary.
+
+    passed = no overflow issue. Use it on generate_carousel's slides (visual_style: minimal/professional ->
+    clean-editorial, bold/hormozi -> bold-authority, playful -> dark-cinematic) before create_carousel;
+    when it fails, shorten what correctiveHint names and check again. Limits: visual_gate_constraints.
+    """
+    result = await visual.visual_check(
+        session=ctx.session,
+        project_id=ctx.project.id if ctx.project else None,
+        slides=[slide.model_dump(exclude_none=True) for slide in args.slides],
+        visual_style=args.visual_style,
+    )
+    return VisualQualityCheckOut.model_validate(result)
+
+
+@tool(module="quality", scope="mcp:read", read_only=True, idempotent=True, response_format="json")
+async def visual_gate_constraints(ctx: ToolContext, args: VisualGateConstraintsIn) -> VisualGateConstraintsOut:
+    """The visual gate's limits: for each of the seven slide layouts (or the one named), every text field's
+    font size, wrap width in pixels, expected and maximum lines, and whether it is single-line or
+    upper-cased. Read it before writing slide text; visual_quality_check applies these limits.
+    """
+    return VisualGateConstraintsOut(layouts=visual.constraints(args.layout))
