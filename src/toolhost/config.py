@@ -104,6 +104,21 @@ class JobSettings(BaseModel):
     )
     poll_interval: float = Field(default=0.5, description="Seconds between claims when the queue is empty.")
     per_account_concurrency: int = Field(default=4, description="Jobs of one account running at once.")
+    timeouts: dict[str, float] = Field(
+        default={
+            "image": 120,
+            "voiceover": 120,
+            "video": 900,
+            "demo_render": 3600,
+            "template_render": 3600,
+            "hyperframes_render": 3600,
+            "recipe_run": 3600,
+        },
+        description="Seconds a job of each type may run before it fails with failure_reason timeout (refunded).",
+    )
+    max_attempts: int = Field(
+        default=3, description="Runs of a job (lost leases included) before it fails with worker_lost."
+    )
 
 
 class MediaSettings(BaseModel):

@@ -1,0 +1,138 @@
+"""generate_image: checking a request at enqueue, and the `image` job runner of the builtin model."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from PIL import Image
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.domains.content import brand_runtime, images
+from toolhost.domains.content.jobs import JobOutput, JobRun
+from toolhost.domains.media import service as media_service
+from toolhost.platform.results import ToolError, ValidationFailed
+from toolhost.providers.fetch import Fetcher
+
+if TYPE_CHECKING:
+    from toolhost.config import Settings
+
+logger = logging.getLogger(__name__)
+
+BUILTIN = "builtin"
+ESTIMATED_SECONDS = 5
+LOGO_BYTES = 5 * 1024 * 1024
+
+
+def select_model(settings: Settings, requested: str | None) -> str:
+    """The image model to use: the builtin renderer, directly or through an operator's alias."""
+    if requested is None:
+        return BUILTIN
+    resolved = settings.providers.model_aliases.get(requested, requested)
+    if resolved != BUILTIN:
+        raise ValidationFailed(
+            f"image model {requested!r} is not configured",
+            recover_with="omit model to use builtin, or ask the operator to configure an image provider",
+            available_models=[BUILTIN],
+            field_errors=[{"path": "model", "message": "not a configured image model"}],
+        )
+    return BUILTIN
+
+
+def _signed_url_key(settings: Settings, url: str) -> str | None:
+    """The media key of one of toolhost's own media URLs, or None for any other URL."""
+    parts, own = urlsplit(url), urlsplit(settings.api_root)
+    if (parts.scheme, parts.netloc) != (own.scheme, own.netloc):
+        return None
+    prefix = f"{own.path.rstrip('/')}/media/"
+    return unquote(parts.path[len(prefix) :]) if parts.path.startswith(prefix) else None
+
+
+async def resolve_reference(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    account_id: uuid.UUID,
+    accessible_project_ids: Sequence[uuid.UUID],
+    image_url: str,
+) -> dict[str, str]:
+    """Where the reference image comes from: a media key the caller may use, or an external URL that passes §1.14."""
+    value = image_url.strip()
+    key = None
+    if not value.lower().startswith(("http://", "https://")):
+        key = media_service.strip_scheme(value)
+    else:
+        key = _signed_url_key(settings, value)
+    if key is not None:
+        media = await media_service.find(
+            session=session, key=key, account_id=account_id, accessible_project_ids=accessible_project_ids
+        )
+        if not media.content_type.startswith("image/"):
+            raise ValidationFailed(
+                f"the reference {media.key} is {media.content_type}, not an image",
+                field_errors=[{"path": "image_url", "message": "not an image"}],
+            )
+        return {"key": media.key}
+    await Fetcher(settings.fetch).check_url(value)
+    return {"url": value}
+
+
+async def _read_reference(run: JobRun, reference: dict[str, str]) -> bytes:
+    if "key" in reference:
+        return await media_service.store(run.settings).read(reference["key"])
+    response = await Fetcher(run.settings.fetch).get(reference["url"], max_bytes=run.settings.media.max_fetch_bytes)
+    return response.ensure_success().content
+
+
+async def _logo(run: JobRun, logo_url: Any) -> Image.Image | None:
+    """The profile's logo as pixels, best effort: an unreadable or vector logo falls back to the wordmark."""
+    if not isinstance(logo_url, str) or not logo_url.strip():
+        return None
+    try:
+        if logo_url.lower().startswith(("http://", "https://")) and _signed_url_key(run.settings, logo_url) is None:
+            response = await Fetcher(run.settings.fetch).get(logo_url, max_bytes=LOGO_BYTES, timeout=10)
+            data = response.ensure_success().content
+        else:
+            key = _signed_url_key(run.settings, logo_url) or media_service.strip_scheme(logo_url)
+            async with run.session_factory() as session:
+                media = await media_service.find(
+                    session=session, key=key, account_id=run.account_id, accessible_project_ids=[run.project_id]
+                )
+            data = await media_service.store(run.settings).read(media.key)
+        return await asyncio.to_thread(images.open_reference, data)
+    except (ToolError, ValueError, OSError) as error:
+        logger.info("logo of project %s not used: %s", run.project_id, getattr(error, "message", error))
+        return None
+
+
+async def run(job: JobRun) -> JobOutput:
+    """Renders an `image` job with the builtin model: brand look, reference image, PNG at the catalogue size."""
+    prompt = str(job.job_input["prompt"])
+    aspect_ratio = str(job.job_input.get("aspect_ratio") or "1:1")
+    async with job.session_factory() as session:
+        runtime = await brand_runtime.get_runtime(session, job.project_id)
+    await job.report(10)
+    reference = None
+    if job.job_input.get("reference"):
+        data = await _read_reference(job, job.job_input["reference"])
+        reference = await asyncio.to_thread(images.open_reference, data)
+    logo = await _logo(job, ((runtime or {}).get("visual") or {}).get("logoUrl"))
+    await job.report(30)
+    look = images.brand_look(runtime, logo)
+    png = await asyncio.to_thread(
+        images.render, prompt, aspect_ratio=aspect_ratio, look=look, reference=reference, checkpoint=job.checkpoint
+    )
+    await job.report(90)
+    width, height = Image.open(io.BytesIO(png)).size
+    return JobOutput(
+        data=png,
+        content_type="image/png",
+        model=BUILTIN,
+        details={"width": width, "height": height, "aspect_ratio": aspect_ratio},
+        record_kind="image",
+    )
