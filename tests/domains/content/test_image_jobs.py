@@ -36,10 +36,11 @@ def png_bytes(size: tuple[int, int], color: tuple[int, int, int]) -> bytes:
 @pytest.fixture
 def reference_server() -> Iterator[str]:
     """A local site serving one PNG (the external reference image)."""
-    body = png_bytes((640, 480), (200, 40, 40))
+    photo, logo = png_bytes((640, 480), (200, 40, 40)), png_bytes((200, 100), (255, 0, 255))
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
+            body = logo if self.path == "/logo.png" else photo
             self.send_response(200)
             self.send_header("Content-Type", "image/png")
             self.send_header("Content-Length", str(len(body)))
@@ -313,3 +314,40 @@ async def test_a_malformed_job_id_is_a_validation_error_and_an_unknown_one_not_f
     assert not_uuid.status_code == 400
     unconfirmed = await tenant.call("cancel_async_job", {"job_id": str(uuid.uuid4()), "confirm": "true"})
     assert unconfirmed.status_code == 400
+
+
+async def test_the_brand_palette_and_logo_shape_the_graphic(
+    tenant: Tenant, platform: Platform, client: httpx.AsyncClient, reference_server: str
+) -> None:
+    logo_url = reference_server.replace("/photo.png", "/logo.png")
+    profile = {
+        "brandName": "Ledgerly",
+        "colorPalette": {"primary": "#1f4e79", "secondary": "#0b1f33", "accent": "#f2a900"},
+        "typography": {"headingFont": "Fraunces", "bodyFont": "Inter"},
+        "logoUrl": logo_url,
+    }
+    await tenant.data("save_brand_profile", {"brand_context": profile})
+    job_id = await enqueue(tenant, aspect_ratio="1:1")
+    await jobs.run_media_jobs(worker(platform))
+    done = await tenant.data("check_status", {"job_id": job_id})
+    served = await client.get(done["result_url"].removeprefix("http://testserver"))
+    image = Image.open(io.BytesIO(served.content)).convert("RGB")
+    assert image.getpixel((0, 0)) == (0x1F, 0x4E, 0x79)  # the gradient starts at the primary colour
+    colours = {colour for _, colour in image.getcolors(maxcolors=1_000_000) or []}
+    assert (255, 0, 255) in colours  # the logo
+    assert (0xF2, 0xA9, 0x00) in colours  # the figure and emphasis words in the accent colour
+
+
+async def test_an_account_at_its_concurrency_limit_waits_while_others_run(
+    tenant: Tenant, make_tenant: TenantFactory, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(platform.settings.jobs, "per_account_concurrency", 1)
+    first, second = await enqueue(tenant), await enqueue(tenant)
+    other = await make_tenant()
+    elsewhere = await enqueue(other)
+    claimed = await jobs._claim(worker(platform, "a"), jobs.handled_types())
+    assert claimed is not None and str(claimed.id) == first
+    following = await jobs._claim(worker(platform, "b"), jobs.handled_types())
+    assert following is not None and str(following.id) == elsewhere
+    assert await jobs._claim(worker(platform, "c"), jobs.handled_types()) is None
+    assert (await job_row(platform, second)).status == "pending"

@@ -141,8 +141,9 @@ def brand_look(runtime: dict[str, Any] | None, logo: Image.Image | None = None) 
     palette = visual.get("colorPalette") or {}
     typography = visual.get("typography") or {}
     primary = hex_to_rgb(palette.get("primary"), DEFAULT_PALETTE["primary"])
-    secondary_value = palette.get("secondary") or palette.get("background")
-    secondary = hex_to_rgb(secondary_value, "#{:02x}{:02x}{:02x}".format(*mix(primary, (0, 0, 0), 0.55)))
+    # The gradient runs from the primary to the secondary colour, or to a deep shade of the primary (a light
+    # `background` colour would wash the text out).
+    secondary = hex_to_rgb(palette.get("secondary"), "#{:02x}{:02x}{:02x}".format(*mix(primary, (0, 0, 0), 0.55)))
     accent = hex_to_rgb(palette.get("accent"), DEFAULT_PALETTE["accent"])
     return BrandLook(
         primary=primary,
@@ -295,7 +296,7 @@ def _gradient(size: tuple[int, int], start: Rgb, end: Rgb) -> Image.Image:
     vertical = Image.linear_gradient("L")
     # Half vertical, half horizontal: a diagonal ramp from the top-left corner to the bottom-right one.
     mask = Image.blend(vertical, vertical.rotate(90), 0.5).resize(size)
-    return Image.composite(Image.new("RGB", size, start), Image.new("RGB", size, end), mask)
+    return Image.composite(Image.new("RGB", size, end), Image.new("RGB", size, start), mask)
 
 
 def _accents(image: Image.Image, look: BrandLook, seed: bytes) -> None:
