@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from toolhost.domains.ideation import service, url_content
+from toolhost.domains.ideation import service, url_content, winners
 from toolhost.domains.ideation.schemas import (
     ExtractUrlContentIn,
     ExtractUrlContentOut,
     FetchTrendsIn,
     FetchTrendsOut,
+    FindWinningContentIn,
+    FindWinningContentOut,
     GetIdeationContextIn,
     GetIdeationContextOut,
     SuggestNextContentIn,
@@ -89,6 +91,35 @@ async def suggest_next_content(ctx: ToolContext, args: SuggestNextContentIn) -> 
         platforms=args.platforms,
     )
     return SuggestNextContentOut.model_validate(result)
+
+
+@tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, project="optional")
+async def find_winning_content(ctx: ToolContext, args: FindWinningContentIn) -> FindWinningContentOut:
+    """Finds the best performers to learn from: the project's published posts with metrics (ranked by
+    engagement rate) and the swipe file's items with views (ranked by views per hour), each scored by its
+    percentile in its group, with its hook, story type, structure, triggers and a replication prompt.
+
+    Without a project it looks across all your projects. With no measured posts and no swipe items it returns
+    no winners (count 0) rather than guessing. Next: generate_content with a winner's replication_prompt.
+    """
+    project_ids = [ctx.project.id] if ctx.project else list(ctx.accessible_project_ids)
+    found = await winners.find(
+        session=ctx.session,
+        account_id=ctx.principal.account_id,
+        project_ids=project_ids,
+        platform=args.platform,
+        days=args.days,
+        limit=args.limit,
+        min_qa_score=args.min_qa_score,
+    )
+    filters = {
+        "project_id": str(ctx.project.id) if ctx.project else None,
+        "platform": args.platform,
+        "days": args.days,
+        "limit": args.limit,
+        "min_qa_score": args.min_qa_score,
+    }
+    return FindWinningContentOut.model_validate({"winners": found, "count": len(found), "filters": filters})
 
 
 # --- extract_url_content (brand issue) ----------------------------------------------------------------------
