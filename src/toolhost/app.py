@@ -16,6 +16,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from toolhost.catalog import POLLERS, load_tools
 from toolhost.config import Settings, load_settings
+from toolhost.domains.apps.routes import routes as apps_routes
 from toolhost.domains.discovery.routes import routes as discovery_routes
 from toolhost.domains.distribution.routes import routes as distribution_routes
 from toolhost.domains.media.routes import routes as media_routes
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
             *media_routes,
             *distribution_routes,
             *discovery_routes,
+            *apps_routes,
             Route("/healthz", healthz, methods=["GET"]),
             Route("/docs", docs, methods=["GET"]),
             Mount("/docs/static", StaticFiles(directory=swagger_ui_path), name="docs-static"),

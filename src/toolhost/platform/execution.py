@@ -322,7 +322,7 @@ class Executor:
             text = bare_text(payload)
         else:
             text = envelope_text(output.envelope_data(payload), VERSION)
-        return success_result(text, payload, output.extra_content())
+        return success_result(text, payload, redact(output.extra_content()))
 
     def _failure(self, error: ToolError, request_id: str) -> Execution:
         headers = {}

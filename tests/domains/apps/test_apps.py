@@ -13,7 +13,6 @@ from starlette.applications import Starlette
 from tests.conftest import Tenant, TenantFactory
 from tests.domains.analytics.conftest import now, open_channel
 from tests.platform.test_mcp import mcp_client
-from toolhost.domains.apps.routes import routes
 from toolhost.domains.distribution.models import Post
 from toolhost.platform.runtime import Platform
 
@@ -233,18 +232,18 @@ async def test_mcp_clients_receive_the_ui_as_an_embedded_resource(app: Starlette
     assert pulse.structured_content is not None and pulse.structured_content["days"] == 7
 
 
-async def test_web_pages_carry_no_data_and_no_key_and_allow_only_their_own_nonce_script() -> None:
-    app = Starlette(routes=routes)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
-        for path, tool_name in (("/app/calendar", "open_content_calendar"), ("/app/analytics", "open_analytics_pulse")):
-            response = await client.get(path, headers={"Authorization": "Bearer thk_should_not_echo"})
-            assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
-            policy = response.headers["content-security-policy"]
-            nonce = re.search(r"'nonce-([^']+)'", policy)
-            assert nonce is not None and f'<script nonce="{nonce.group(1)}">' in response.text
-            assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
-            assert f'"tool":"{tool_name}","platforms"' in response.text and '"payload":null' in response.text
-            assert "thk_should_not_echo" not in response.text
-            assert "sessionStorage" in response.text and '"Authorization": "Bearer " + key' in response.text
-        first, second = [await client.get("/app/calendar") for _ in range(2)]
-        assert first.headers["content-security-policy"] != second.headers["content-security-policy"]
+async def test_web_pages_carry_no_data_and_no_key_and_allow_only_their_own_nonce_script(
+    client: httpx.AsyncClient,
+) -> None:
+    for path, tool_name in (("/app/calendar", "open_content_calendar"), ("/app/analytics", "open_analytics_pulse")):
+        response = await client.get(path, headers={"Authorization": "Bearer thk_should_not_echo"})
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+        policy = response.headers["content-security-policy"]
+        nonce = re.search(r"'nonce-([^']+)'", policy)
+        assert nonce is not None and f'<script nonce="{nonce.group(1)}">' in response.text
+        assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
+        assert f'"tool":"{tool_name}","platforms"' in response.text and '"payload":null' in response.text
+        assert "thk_should_not_echo" not in response.text
+        assert "sessionStorage" in response.text and '"Authorization": "Bearer " + key' in response.text
+    first, second = [await client.get("/app/calendar") for _ in range(2)]
+    assert first.headers["content-security-policy"] != second.headers["content-security-policy"]
