@@ -351,3 +351,10 @@ async def test_an_account_at_its_concurrency_limit_waits_while_others_run(
     assert following is not None and str(following.id) == elsewhere
     assert await jobs._claim(worker(platform, "c"), jobs.handled_types()) is None
     assert (await job_row(platform, second)).status == "pending"
+
+
+def test_the_worker_loop_runs_the_media_job_poller() -> None:
+    from toolhost.catalog import POLLERS
+    from toolhost.platform.jobs import load_pollers
+
+    assert jobs.run_media_jobs in load_pollers(POLLERS)
