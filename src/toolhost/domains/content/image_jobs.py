@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import brand_runtime, images
+from toolhost.domains.content import brand_runtime, images, slides
 from toolhost.domains.content.jobs import JobOutput, JobRun
 from toolhost.domains.media import service as media_service
 from toolhost.platform.results import ToolError, ValidationFailed
@@ -89,8 +89,10 @@ async def _read_reference(run: JobRun, reference: dict[str, str]) -> bytes:
     return response.ensure_success().content
 
 
-async def _logo(run: JobRun, logo_url: Any) -> Image.Image | None:
-    """The profile's logo as pixels, best effort: an unreadable or vector logo falls back to the wordmark."""
+async def _logo(run: JobRun, logo_url: Any, project_id: uuid.UUID | None = None) -> Image.Image | None:
+    """The profile's logo as pixels, best effort: an unreadable or vector logo falls back to the wordmark.
+
+    project_id is the project whose brand it is (a carousel may take its visuals from another project)."""
     if not isinstance(logo_url, str) or not logo_url.strip():
         return None
     try:
@@ -101,7 +103,10 @@ async def _logo(run: JobRun, logo_url: Any) -> Image.Image | None:
             key = _signed_url_key(run.settings, logo_url) or media_service.strip_scheme(logo_url)
             async with run.session_factory() as session:
                 media = await media_service.find(
-                    session=session, key=key, account_id=run.account_id, accessible_project_ids=[run.project_id]
+                    session=session,
+                    key=key,
+                    account_id=run.account_id,
+                    accessible_project_ids=[project_id or run.project_id],
                 )
             data = await media_service.store(run.settings).read(media.key)
         return await asyncio.to_thread(images.open_reference, data)
@@ -112,6 +117,8 @@ async def _logo(run: JobRun, logo_url: Any) -> Image.Image | None:
 
 async def run(job: JobRun) -> JobOutput:
     """Renders an `image` job with the builtin model: brand look, reference image, PNG at the catalogue size."""
+    if job.job_input.get("slide") is not None:
+        return await run_slide(job)
     prompt = str(job.job_input["prompt"])
     aspect_ratio = str(job.job_input.get("aspect_ratio") or "1:1")
     async with job.session_factory() as session:
@@ -135,4 +142,50 @@ async def run(job: JobRun) -> JobOutput:
         model=BUILTIN,
         details={"width": width, "height": height, "aspect_ratio": aspect_ratio},
         record_kind="image",
+    )
+
+
+async def run_slide(job: JobRun) -> JobOutput:
+    """Renders one create_carousel slide: typeset in its visual-gate layout, in the brand of `brand_project_id`."""
+    spec = job.job_input
+    brand_project = uuid.UUID(str(spec.get("brand_project_id") or job.project_id))
+    async with job.session_factory() as session:
+        runtime = await brand_runtime.get_runtime(session, brand_project)
+    await job.report(10)
+    logo = await _logo(job, ((runtime or {}).get("visual") or {}).get("logoUrl"), brand_project)
+    await job.report(30)
+    slide = dict(spec["slide"])
+    layout, fields = slides.typeset(
+        slide,
+        position=int(spec["position"]),
+        count=int(spec["count"]),
+        visual_style=str(spec["visual_style"]),
+        cta_url=spec.get("cta_url"),
+    )
+    emphasis = frozenset(str(word).lower() for word in slide.get("emphasisWords") or [] if isinstance(word, str))
+    png = await asyncio.to_thread(
+        slides.render,
+        fields,
+        aspect_ratio=str(spec["aspect_ratio"]),
+        look=images.brand_look(runtime, logo),
+        visual_style=str(spec["visual_style"]),
+        emphasis=emphasis,
+        checkpoint=job.checkpoint,
+    )
+    await job.report(90)
+    width, height = Image.open(io.BytesIO(png)).size
+    return JobOutput(
+        data=png,
+        content_type="image/png",
+        model=BUILTIN,
+        details={
+            "width": width,
+            "height": height,
+            "aspect_ratio": spec["aspect_ratio"],
+            "carousel_id": spec.get("carousel_id"),
+            "slide_number": slide.get("slideNumber"),
+            "layout": layout,
+            # What was drawn, line by line (the gate's prediction for the slide text, plus the CTA button).
+            "fields": [{"field": field.name, "lines": field.lines} for field in fields],
+        },
     )
