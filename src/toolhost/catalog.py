@@ -12,6 +12,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.brand.tools",
     "toolhost.domains.content.tools",
     "toolhost.domains.content.job_tools",
+    "toolhost.domains.content.video_tools",
     "toolhost.domains.content.carousel_tools",
     "toolhost.domains.quality.tools",
     "toolhost.domains.ideation.tools",

@@ -232,6 +232,30 @@ class ProviderSettings(BaseModel):
     )
 
 
+class VoiceSettings(BaseModel):
+    """The builtin voice model (espeak-ng) of generate_voiceover and generate_video's narration."""
+
+    espeak_binary: str = Field(
+        default="espeak-ng",
+        description="The espeak-ng executable: a name looked up on PATH or a path; absent = no builtin voice.",
+    )
+    voices: dict[str, str] = Field(
+        default={
+            "rachel": "en-us+f3",
+            "daniel": "en-gb+m3",
+            "adam": "en-us+m1",
+            "gigi": "en-us+f4",
+            "charlotte": "en-gb+f2",
+        },
+        description="Catalogue voice name -> espeak-ng voice (language+variant).",
+    )
+    synthesis_timeout: float = Field(default=60.0, description="Seconds one espeak-ng run may take.")
+    wait_seconds: float = Field(
+        default=45.0, description="How long generate_voiceover waits for its job before answering pending."
+    )
+    poll_seconds: float = Field(default=0.5, description="Seconds between generate_voiceover's looks at its job.")
+
+
 class QualitySettings(BaseModel):
     """The quality score of CATALOG.md §9 and the trend cache of the ideation tools."""
 
@@ -278,6 +302,7 @@ class Settings(BaseSettings):
     providers: ProviderSettings = ProviderSettings()
     distribution: DistributionSettings = DistributionSettings()
     quality: QualitySettings = QualitySettings()
+    voice: VoiceSettings = VoiceSettings()
 
     @model_validator(mode="after")
     def refuse_placeholder_secrets(self) -> Settings:

@@ -343,7 +343,8 @@ def open_reference(data: bytes) -> Image.Image:
     return ImageOps.exif_transpose(source).convert("RGB")
 
 
-def _background(size: tuple[int, int], look: BrandLook, reference: Image.Image | None, seed: bytes) -> Image.Image:
+def background(size: tuple[int, int], look: BrandLook, reference: Image.Image | None, seed: bytes) -> Image.Image:
+    """The backdrop of a graphic: the reference cover-cropped under 40 % black, or the gradient with accents."""
     if reference is not None:
         cropped = ImageOps.fit(reference, size, method=Image.Resampling.LANCZOS)
         return Image.blend(cropped, Image.new("RGB", size, (0, 0, 0)), 0.4)
@@ -430,7 +431,7 @@ def render(
     seed = hashlib.sha256(prompt.encode()).digest()
     composition = compose(prompt)
     checkpoint()
-    image = _background(size, look, reference, seed)
+    image = background(size, look, reference, seed)
     checkpoint()
     draw = ImageDraw.Draw(image)
     text_color: Rgb = (

@@ -266,9 +266,9 @@ Runner = Callable[[JobRun], Awaitable[JobOutput]]
 
 def _runners() -> dict[str, Runner]:
     # Imported here: the runners import the brand and media domains, which this module's importers need not load.
-    from toolhost.domains.content import image_jobs
+    from toolhost.domains.content import image_jobs, video_jobs
 
-    return {"image": image_jobs.run}
+    return {"image": image_jobs.run, "video": video_jobs.run_video, "voiceover": video_jobs.run_voiceover}
 
 
 def handled_types() -> tuple[str, ...]:
