@@ -68,8 +68,11 @@ async def test_a_video_job_completes_with_a_signed_url_serving_an_h264_mp4_at_30
     before = await balance(platform, tenant)
     response = await tenant.call(
         "generate_video",
-        {"prompt": "Launch day: our new planner is live. Plan a week in ten minutes.", "duration": 3,
-         "aspect_ratio": "9:16"},
+        {
+            "prompt": "Launch day: our new planner is live. Plan a week in ten minutes.",
+            "duration": 3,
+            "aspect_ratio": "9:16",
+        },
     )
     body = response.json()
     assert response.status_code == 200 and not body["isError"], body
@@ -108,8 +111,13 @@ async def test_the_start_frame_zooms_and_cross_fades_to_the_end_frame(
     job_id = (
         await tenant.data(
             "generate_video",
-            {"prompt": "Two frames", "duration": 3, "aspect_ratio": "1:1", "image_url": red["r2_key"],
-             "end_frame_url": green["signed_url"]},
+            {
+                "prompt": "Two frames",
+                "duration": 3,
+                "aspect_ratio": "1:1",
+                "image_url": red["r2_key"],
+                "end_frame_url": green["signed_url"],
+            },
         )
     )["jobId"]
     await jobs.run_media_jobs(worker(platform))
@@ -232,8 +240,10 @@ async def test_enable_audio_adds_a_narration_track(
     tenant: Tenant, platform: Platform, client: httpx.AsyncClient
 ) -> None:
     job_id = (
-        await tenant.data("generate_video", {"prompt": "Ship faster. Meet less.", "duration": 3, "enable_audio": True,
-                                             "aspect_ratio": "1:1"})
+        await tenant.data(
+            "generate_video",
+            {"prompt": "Ship faster. Meet less.", "duration": 3, "enable_audio": True, "aspect_ratio": "1:1"},
+        )
     )["jobId"]
     await jobs.run_media_jobs(worker(platform))
     done = await tenant.data("check_status", {"job_id": job_id})

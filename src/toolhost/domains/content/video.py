@@ -110,8 +110,10 @@ def _caption_layer(
     band = (0, 0, 0, 110) if dark else (255, 255, 255, 130)
     draw.rounded_rectangle((0, 0, block_width - 1, block_height - 1), radius=padding, fill=band)
     text_color = (255, 255, 255) if dark else (17, 17, 17)
-    emphasis_color = look.accent if images.contrast(look.accent, (0, 0, 0) if dark else (255, 255, 255)) >= 2.5 else (
-        images.mix(look.accent, text_color, 0.5)
+    emphasis_color = (
+        look.accent
+        if images.contrast(look.accent, (0, 0, 0) if dark else (255, 255, 255)) >= 2.5
+        else (images.mix(look.accent, text_color, 0.5))
     )
     space = measure.textlength(" ", font=font)
     y = padding
@@ -133,8 +135,8 @@ def _wordmark(size: tuple[int, int], look: images.BrandLook, dark: bool) -> tupl
     unit = min(size)
     font = images.load_font(look.heading_font, unit // 32, bold=True)
     measure = ImageDraw.Draw(Image.new("RGBA", (1, 1)))
-    left, top, right, bottom = measure.textbbox((0, 0), look.name[:60], font=font)
-    layer = Image.new("RGBA", (right + 2, bottom + 2), (0, 0, 0, 0))
+    _, _, right, bottom = measure.textbbox((0, 0), look.name[:60], font=font)
+    layer = Image.new("RGBA", (int(right) + 2, int(bottom) + 2), (0, 0, 0, 0))
     ImageDraw.Draw(layer).text((0, 0), look.name[:60], font=font, fill=(255, 255, 255) if dark else (17, 17, 17))
     margin = round(unit * 0.08)
     return layer, (size[0] - margin - layer.width, size[1] - margin - layer.height)
@@ -191,10 +193,12 @@ def render(
         path = Path(directory) / "video.mp4"
         with av.open(str(path), mode="w", format="mp4", options={"movflags": "+faststart"}) as container:
             stream = container.add_stream(codec, rate=FPS)
+            assert isinstance(stream, av.video.stream.VideoStream)
             stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
             if codec == "libx264":
                 stream.options = {"preset": "veryfast", "crf": "23"}
             audio_stream = container.add_stream("aac", rate=AUDIO_RATE) if narration else None
+            assert audio_stream is None or isinstance(audio_stream, av.audio.stream.AudioStream)
             for number in range(total_frames):
                 checkpoint()
                 time = number / FPS
@@ -220,7 +224,7 @@ def render(
                         frame.paste(_faded(caption.layer, opacity), caption.position, _faded(caption.layer, opacity))
                 if wordmark is not None:
                     frame.paste(wordmark[0], wordmark[1], wordmark[0])
-                video_frame = av.VideoFrame.from_image(frame)
+                video_frame = av.VideoFrame.from_image(frame)  # type: ignore[no-untyped-call]
                 video_frame.pts = number
                 for packet in stream.encode(video_frame):
                     container.mux(packet)

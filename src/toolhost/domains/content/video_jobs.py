@@ -132,4 +132,3 @@ async def run_voiceover(job: JobRun) -> JobOutput:
         },
         record_kind="voiceover",
     )
-

@@ -106,4 +106,4 @@ def fix_header(audio: bytes) -> bytes:
 def duration_seconds(audio: bytes) -> float:
     """The length of a WAV file."""
     with wave.open(io.BytesIO(audio)) as source:
-        return source.getnframes() / float(source.getframerate())
+        return float(source.getnframes()) / float(source.getframerate())
