@@ -21,6 +21,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.analytics.tools",
     "toolhost.domains.comments.tools",
     "toolhost.domains.apps.tools",
+    "toolhost.domains.skills.tools",
 )
 
 MODEL_MODULES: tuple[str, ...] = (

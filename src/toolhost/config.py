@@ -268,6 +268,15 @@ class QualitySettings(BaseModel):
     )
 
 
+class SkillSettings(BaseModel):
+    """The skills of CATALOG.md §16."""
+
+    tier_minimum: dict[str, Tier] = Field(
+        default={},
+        description="Skill slug or workflow id -> the lowest tier that may read it (unlisted skills: trial).",
+    )
+
+
 class Settings(BaseSettings):
     """Every setting of toolhost; read from TOOLHOST_* variables (nested with __)."""
 
@@ -302,6 +311,7 @@ class Settings(BaseSettings):
     providers: ProviderSettings = ProviderSettings()
     distribution: DistributionSettings = DistributionSettings()
     quality: QualitySettings = QualitySettings()
+    skills: SkillSettings = SkillSettings()
     voice: VoiceSettings = VoiceSettings()
 
     @model_validator(mode="after")

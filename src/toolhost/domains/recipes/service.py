@@ -1,0 +1,277 @@
+"""Recipes (CATALOG.md §15): listing, details, estimates, pre-flight checks, enqueueing runs and reading them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import jsonschema
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.db.base import utcnow
+from toolhost.domains.content import jobs
+from toolhost.domains.recipes.definitions import BY_SLUG, RECIPES, Recipe, Step, lookup, render, with_defaults
+from toolhost.platform import scopes
+from toolhost.platform.context import Principal
+from toolhost.platform.jobs import Job
+from toolhost.platform.models import Account
+from toolhost.platform.registry import registry
+from toolhost.platform.results import BillingFailed, NotFound, PermissionDenied, ValidationFailed
+
+SUCCESS_WINDOW = timedelta(days=30)
+RUN_STATUS = {"processing": "running"}
+
+
+def get_recipe(slug: str) -> Recipe:
+    """A built-in recipe by slug, or not_found listing the slugs."""
+    recipe = BY_SLUG.get(slug)
+    if recipe is None:
+        raise NotFound(
+            f"No recipe named '{slug}'",
+            recover_with="call list_recipes; slugs: " + ", ".join(BY_SLUG),
+        )
+    return recipe
+
+
+def step_scope(step: Step) -> str:
+    """The scope a step needs: mcp:distribute for distribute and webhook steps, else its tool's scope."""
+    if step.type in ("distribute", "webhook"):
+        return "mcp:distribute"
+    spec = registry.get(step.tool) if step.tool else None
+    return spec.scope if spec is not None else "mcp:write"
+
+
+def required_scopes(recipe: Recipe) -> list[str]:
+    """Every scope a run of the recipe needs: mcp:write to start it, plus each step's."""
+    return sorted({"mcp:write", *(step_scope(step) for step in recipe.steps)})
+
+
+def step_credits(step: Step, inputs: dict[str, Any] | None) -> int:
+    """Credits one step is expected to debit (per platform for `for_each` steps)."""
+    if step.credits_estimate is not None:
+        base, per, unit_path = step.credits_estimate
+        units = lookup({"inputs": inputs or {}}, unit_path) if unit_path else 0
+        one = base + per * (units if isinstance(units, int) else 0)
+    else:
+        spec = registry.get(step.tool) if step.tool else None
+        one = spec.credits if spec is not None and isinstance(spec.credits, int) else 0
+    if step.for_each:
+        items = lookup({"inputs": inputs or {}}, step.for_each)
+        return one * (len(items) if isinstance(items, list) else 1)
+    return one
+
+
+def estimated_credits(recipe: Recipe, inputs: dict[str, Any] | None = None) -> int:
+    """The recipe's expected debit: with the inputs when given, else with the schema's defaults."""
+    filled = with_defaults(recipe, inputs or {})
+    return sum(step_credits(step, filled) for step in recipe.steps)
+
+
+async def success_rates(session: AsyncSession, account_id: uuid.UUID) -> dict[str, float]:
+    """Completed ÷ finished runs per recipe over the last 30 days, of this account's runs."""
+    rows = await session.execute(
+        select(Job.input["recipe_slug"].as_string(), Job.status, func.count())
+        .where(
+            Job.account_id == account_id,
+            Job.job_type == "recipe_run",
+            Job.status.in_(("completed", "failed", "cancelled")),
+            Job.created_at >= utcnow() - SUCCESS_WINDOW,
+        )
+        .group_by(Job.input["recipe_slug"].as_string(), Job.status)
+    )
+    finished: dict[str, int] = {}
+    completed: dict[str, int] = {}
+    for slug, status, count in rows.all():
+        finished[slug] = finished.get(slug, 0) + count
+        if status == "completed":
+            completed[slug] = completed.get(slug, 0) + count
+    return {slug: round(completed.get(slug, 0) / total, 3) for slug, total in finished.items() if total}
+
+
+def summary(recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
+    """A recipe's list entry."""
+    return {
+        "id": recipe.slug,
+        "slug": recipe.slug,
+        "name": recipe.name,
+        "description": recipe.description,
+        "icon": recipe.icon,
+        "category": recipe.category,
+        "estimated_credits": estimated_credits(recipe),
+        "estimated_duration_seconds": recipe.estimated_duration_seconds,
+        "is_featured": recipe.is_featured,
+        "inputs_schema": recipe.inputs_schema,
+        "steps": [{"id": step.id, "type": step.type, "name": step.name} for step in recipe.steps],
+        "success_rate": rates.get(recipe.slug),
+        "success_rate_window": "30d",
+    }
+
+
+def details(recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
+    """A recipe with its full steps (tool and argument templates) and the scopes a run needs."""
+    return {
+        **summary(recipe, rates),
+        "steps": [
+            {
+                "id": step.id,
+                "type": step.type,
+                "name": step.name,
+                "tool": step.tool,
+                "args": step.args,
+                "for_each": step.for_each,
+            }
+            for step in recipe.steps
+        ],
+        "required_scopes": required_scopes(recipe),
+    }
+
+
+async def list_recipes(
+    *, session: AsyncSession, account_id: uuid.UUID, category: str | None, featured_only: bool
+) -> list[dict[str, Any]]:
+    """The recipes, filtered by category and featured flag."""
+    rates = await success_rates(session, account_id)
+    return [
+        summary(recipe, rates)
+        for recipe in RECIPES
+        if (category is None or recipe.category == category) and (not featured_only or recipe.is_featured)
+    ]
+
+
+def validate_inputs(recipe: Recipe, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The inputs checked against the recipe's schema (every error with its path), defaults filled in."""
+    validator = jsonschema.Draft202012Validator(
+        recipe.inputs_schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    errors = sorted(validator.iter_errors(inputs), key=lambda error: list(error.absolute_path))
+    if errors:
+        field_errors = [
+            {
+                "path": "inputs"
+                + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path),
+                "message": error.message[:300],
+            }
+            for error in errors[:20]
+        ]
+        raise ValidationFailed(
+            "the inputs do not match the recipe's inputs_schema: "
+            f"{field_errors[0]['path']}: {field_errors[0]['message']}",
+            recover_with=f"call get_recipe_details with slug {recipe.slug} for its inputs_schema",
+            field_errors=field_errors,
+        )
+    return with_defaults(recipe, inputs)
+
+
+def preview_plan(recipe: Recipe, inputs: dict[str, Any], project_id: uuid.UUID | None) -> list[dict[str, Any]]:
+    """The steps with their arguments resolved from the inputs (references to earlier steps kept as written)."""
+    scope = {"inputs": inputs, "project_id": str(project_id) if project_id else None, "steps": {}}
+    plan = []
+    for step in recipe.steps:
+        items = lookup(scope, step.for_each) if step.for_each else None
+        if isinstance(items, list):
+            args: Any = [render(step.args, {**scope, "item": item}, preview=True) for item in items]
+        else:
+            args = render(step.args, scope, preview=True)
+        plan.append({"id": step.id, "type": step.type, "name": step.name, "tool": step.tool, "args": args})
+    return plan
+
+
+def check_scopes(recipe: Recipe, principal: Principal) -> None:
+    """Pre-flight: every step's scope must be held, else permission_denied naming the first step that lacks it."""
+    for step in recipe.steps:
+        needed = step_scope(step)
+        if not scopes.satisfies(principal.scopes, needed):
+            raise PermissionDenied(
+                f"step '{step.id}' ({step.type}{', ' + step.tool if step.tool else ''}) needs scope {needed}",
+                recover_with="use a key that holds " + needed,
+                required_scope=needed,
+                available_scopes=scopes.display(principal.scopes),
+                step=step.id,
+            )
+
+
+async def check_balance(session: AsyncSession, account_id: uuid.UUID, required: int) -> None:
+    """Pre-flight: the balance must cover the estimate at the start (each step still debits on its own)."""
+    if required <= 0:
+        return
+    account = await session.get(Account, account_id)
+    balance = account.credit_balance if account is not None else 0
+    if balance < required:
+        raise BillingFailed(
+            f"the balance ({balance}) does not cover this recipe's estimated {required} credits",
+            recover_with="ask an operator to grant credits, or pick a smaller recipe",
+            balance=balance,
+            required_credits=required,
+        )
+
+
+async def start_run(
+    *, session: AsyncSession, principal: Principal, project_id: uuid.UUID, slug: str, inputs: dict[str, Any]
+) -> tuple[Job, int]:
+    """Validates, runs the pre-flight checks and enqueues the `recipe_run` job (nothing is reserved:
+    each step debits when it runs, through execute())."""
+    recipe = get_recipe(slug)
+    filled = validate_inputs(recipe, inputs)
+    check_scopes(recipe, principal)
+    estimate = estimated_credits(recipe, filled)
+    await check_balance(session, principal.account_id, estimate)
+    job = await jobs.enqueue(
+        session=session,
+        account_id=principal.account_id,
+        project_id=project_id,
+        job_type="recipe_run",
+        reserved_credits=0,
+        job_input={
+            "recipe_slug": recipe.slug,
+            "inputs": filled,
+            "estimated_credits": estimate,
+            # What the worker needs to rebuild the caller's principal, so every step runs as the caller.
+            "principal": {
+                "account_id": str(principal.account_id),
+                "credential_id": str(principal.credential_id) if principal.credential_id else None,
+                "credential_name": principal.credential_name,
+                "scopes": sorted(principal.scopes),
+                "project_id": str(principal.project_id) if principal.project_id else None,
+                "run_id": principal.run_id,
+            },
+        },
+    )
+    return job, estimate
+
+
+async def project_of_run(session: AsyncSession, run_id: str, project_ids: Any) -> uuid.UUID | None:
+    """The project of a recipe run among `project_ids` (the object lookup of `run_id`)."""
+    parsed = jobs.parse_job_id(run_id)
+    if parsed is None or not project_ids:
+        return None
+    return await session.scalar(
+        select(Job.project_id).where(Job.id == parsed, Job.job_type == "recipe_run", Job.project_id.in_(project_ids))
+    )
+
+
+async def run_status(*, session: AsyncSession, run_id: str, project_id: uuid.UUID) -> dict[str, Any]:
+    """get_recipe_run_status's payload."""
+    job = await jobs.get(session, job_id=run_id, project_id=project_id)
+    if job.job_type != "recipe_run":
+        raise NotFound(f"No recipe run found with ID {run_id}")
+    output = job.output or {}
+    recipe = BY_SLUG.get(str(job.input.get("recipe_slug")))
+    total = len(recipe.steps) if recipe else 1
+    done = len(output.get("outputs") or {})
+    return {
+        "id": str(job.id),
+        "recipe_id": job.input.get("recipe_slug"),
+        "status": RUN_STATUS.get(job.status, job.status),
+        "progress": 100 if job.status == "completed" else round(done * 100 / total),
+        "current_step": output.get("current_step"),
+        "credits_used": int(output.get("credits_used") or 0),
+        "created_at": job.created_at.isoformat(),
+        "completed_at": job.completed_at.isoformat() if job.completed_at else None,
+        "outputs": output.get("outputs") or {},
+        "error": output.get("error")
+        or ({"step": None, "error_type": job.failure_reason, "message": job.error} if job.status == "failed" else None),
+    }
+
+

@@ -1,0 +1,1 @@
+"""Skills (CATALOG.md §16): playbooks shipped as documents (guides) and previews of workflows (recipes)."""
