@@ -22,6 +22,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.comments.tools",
     "toolhost.domains.apps.tools",
     "toolhost.domains.skills.tools",
+    "toolhost.domains.recipes.tools",
 )
 
 MODEL_MODULES: tuple[str, ...] = (
@@ -42,6 +43,7 @@ POLLERS: tuple[str, ...] = (
     "toolhost.domains.media.retention.sweep_expired_media",
     "toolhost.domains.analytics.refresh.refresh_due_analytics",
     "toolhost.domains.content.jobs.run_media_jobs",
+    "toolhost.domains.recipes.runner.run_recipe_runs",
 )
 
 
