@@ -132,9 +132,7 @@ class Executor:
         spec = self.registry.get(name)
         try:
             if spec is None:
-                raise NotFound(
-                    f"Unknown tool '{name}'", recover_with="call search_tools to see the tools you can use"
-                )
+                raise NotFound(f"Unknown tool '{name}'", recover_with="call search_tools to see the tools you can use")
             self._check_scope(spec, principal)
             args = self._validate(spec, arguments)
             return Execution(result=await self._run(spec, args, call))
@@ -197,17 +195,12 @@ class Executor:
         async with self.session_factory() as session:
             try:
                 projects = (
-                    []
-                    if spec.project == "none"
-                    else await self._projects.accessible_projects(session, principal)
+                    [] if spec.project == "none" else await self._projects.accessible_projects(session, principal)
                 )
-                project, auto_resolved = await self._projects.resolve(
-                    session, spec, args, principal, projects
-                )
+                project, auto_resolved = await self._projects.resolve(session, spec, args, principal, projects)
                 call.project_id = project.id if project else None
-                await self.rate_limiter.check_call(
-                    spec, account_id=str(principal.account_id), tier=principal.tier
-                )
+                if not (spec.resume_argument and getattr(args, spec.resume_argument) is not None):
+                    await self.rate_limiter.check_call(spec, account_id=str(principal.account_id), tier=principal.tier)
                 await self._debit(session, spec, principal, cost, assets, call.request_id)
                 context = ToolContext(
                     tool_name=spec.name,
@@ -268,22 +261,14 @@ class Executor:
                 tier=account.tier,
                 allocation=self.settings.credits.allocations[account.tier],
             )
-        await credits.debit(
-            session, account_id=account.id, amount=cost, tool_name=spec.name, reference=request_id
-        )
+        await credits.debit(session, account_id=account.id, amount=cost, tool_name=spec.name, reference=request_id)
 
-    async def _check_run_budget(
-        self, session: AsyncSession, principal: Principal, cost: int, assets: int
-    ) -> None:
+    async def _check_run_budget(self, session: AsyncSession, principal: Principal, cost: int, assets: int) -> None:
         budget = self.settings.credits
         max_credits = (
-            budget.max_credits_per_run
-            if budget.max_credits_per_run and budget.max_credits_per_run > 0
-            else None
+            budget.max_credits_per_run if budget.max_credits_per_run and budget.max_credits_per_run > 0 else None
         )
-        max_assets = (
-            budget.max_assets_per_run if budget.max_assets_per_run and budget.max_assets_per_run > 0 else None
-        )
+        max_assets = budget.max_assets_per_run if budget.max_assets_per_run and budget.max_assets_per_run > 0 else None
         if max_credits is None and max_assets is None:
             return
         used_credits, used_assets = await run_usage(session, principal)
@@ -304,9 +289,7 @@ class Executor:
                 max_assets_per_run=max_assets,
             )
 
-    def _render(
-        self, spec: ToolSpec, args: BaseModel, output: ToolOutput, auto_resolved: str | None
-    ) -> dict[str, Any]:
+    def _render(self, spec: ToolSpec, args: BaseModel, output: ToolOutput, auto_resolved: str | None) -> dict[str, Any]:
         payload = output.model_dump(mode="json", by_alias=True)
         if auto_resolved is not None and "project_auto_resolved" in type(output).model_fields:
             payload["project_auto_resolved"] = auto_resolved

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from toolhost.platform.context import ToolContext
 
 ProjectMode = Literal[
-    "strict", "accounts", "object", "optional", "none", "object_or_accounts", "object_or_optional"
+    "strict", "accounts", "object", "optional", "none", "object_or_accounts", "object_or_optional", "object_or_strict"
 ]
 ResponseFormat = Literal["text", "json"]
 TextShape = Literal["envelope", "bare", "summary"]
@@ -134,6 +134,7 @@ class ToolSpec:
     waits: bool
     assets: Callable[[Any], int] | None
     units: Callable[[Any], int] | None
+    resume_argument: str | None
     handler: Handler
     input_model: type[BaseModel]
     output_model: type[ToolOutput]
@@ -248,6 +249,7 @@ class Registry:
         waits: bool = False,
         assets: Callable[[Any], int] | None = None,
         units: Callable[[Any], int] | None = None,
+        resume_argument: str | None = None,
     ) -> Callable[
         [Callable[[ToolContext, InputT], Awaitable[OutputT]]],
         Callable[[ToolContext, InputT], Awaitable[OutputT]],
@@ -257,7 +259,8 @@ class Registry:
         `credits` is the cost: a number, or a function of the validated arguments; `units` counts the
         billable units (slides, seconds, posts) an operator's `credits.costs` override multiplies;
         `assets` counts the assets a call produces for the per-run budget; `waits` marks tools that
-        commit their enqueue and debit, then poll.
+        commit their enqueue and debit, then poll; a call that sets `resume_argument` waits again on
+        earlier work and takes no rate-limit token.
         """
 
         def register(
@@ -286,8 +289,9 @@ class Registry:
             pascal = "".join(part.capitalize() for part in name.split("_"))
             if input_model.__name__.lower() != f"{pascal}In".lower():
                 raise RegistryError(f"{name}: its input model is named {pascal}In")
-            if object_id is not None and object_id not in input_model.model_fields:
-                raise RegistryError(f"{name}: object_id {object_id!r} is not an argument")
+            for argument in (object_id, resume_argument):
+                if argument is not None and argument not in input_model.model_fields:
+                    raise RegistryError(f"{name}: {argument!r} is not an argument")
             has_format = "response_format" in input_model.model_fields
             if has_format != (response_format is not None):
                 raise RegistryError(f"{name}: response_format argument and declaration disagree")
@@ -309,6 +313,7 @@ class Registry:
                     waits=waits,
                     assets=assets,
                     units=units,
+                    resume_argument=resume_argument,
                     handler=handler,
                     input_model=input_model,
                     output_model=output_model,

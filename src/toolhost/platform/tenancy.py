@@ -37,7 +37,7 @@ class ProjectResolver:
         projects: list[Project],
     ) -> tuple[Project | None, str | None]:
         """The project (or None where the mode allows it) and, for `accounts`, the auto-resolution sentence."""
-        mode = spec.project
+        mode: str = spec.project
         if mode == "none":
             return None, None
         explicit = _explicit_project(args)
@@ -47,7 +47,7 @@ class ProjectResolver:
             object_id = getattr(args, spec.object_id)
             if object_id is not None or mode == "object":
                 return await self._by_object(session, spec.object_id, object_id, explicit, by_id), None
-            mode = "accounts" if mode == "object_or_accounts" else "optional"
+            mode = mode.removeprefix("object_or_")
         if explicit is not None:
             project = by_id.get(explicit)
             if project is None:
@@ -71,9 +71,7 @@ class ProjectResolver:
         raise ValidationFailed(
             "project_id is required: this key can use several projects",
             recover_with="pass project_id, one of the projects listed",
-            field_errors=[
-                {"path": "project_id", "message": "required when the key can use several projects"}
-            ],
+            field_errors=[{"path": "project_id", "message": "required when the key can use several projects"}],
             projects=await self._project_list(session, projects),
         )
 

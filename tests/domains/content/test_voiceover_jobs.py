@@ -184,3 +184,17 @@ async def test_several_projects_without_project_id_ask_for_one(make_tenant: Tena
     body = (await tenant.call("generate_voiceover", {"text": TEXT})).json()
     assert body["error"]["error_type"] == "validation_error" and len(body["error"]["projects"]) == 2
     assert await job_count(platform) == 0
+
+
+@needs_espeak
+async def test_resuming_takes_no_rate_limit_token(tenant: Tenant, platform: Platform) -> None:
+    pending = await tenant.data("generate_voiceover", {"text": TEXT})
+    await jobs.run_media_jobs(worker(platform))
+    platform.settings.ratelimit.enabled = True
+    platform.settings.ratelimit.tool_per_minute["generate_voiceover"] = 1
+    resumed = [await tenant.call("generate_voiceover", {"resume_task_id": pending["taskId"]}) for _ in range(3)]
+    assert [response.status_code for response in resumed] == [200, 200, 200]
+    assert all(response.json()["structuredContent"]["status"] == "completed" for response in resumed)
+    assert (await tenant.call("generate_voiceover", {"text": TEXT})).status_code == 200
+    limited = await tenant.call("generate_voiceover", {"text": TEXT})
+    assert limited.status_code == 429

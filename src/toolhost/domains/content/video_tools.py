@@ -20,8 +20,7 @@ from toolhost.domains.content.video_schemas import (
 from toolhost.domains.media import service as media_service
 from toolhost.platform.context import ToolContext
 from toolhost.platform.jobs import Job
-from toolhost.platform.models import Project
-from toolhost.platform.registry import object_lookup, registry, tool
+from toolhost.platform.registry import object_lookup, tool
 from toolhost.platform.results import Conflict, UpstreamFailed, ValidationFailed
 
 VOICEOVER_CREDITS = 3
@@ -104,8 +103,9 @@ async def generate_video(ctx: ToolContext, args: GenerateVideoIn) -> GenerateVid
     scope="mcp:write",
     credits=lambda args: 0 if args.resume_task_id else VOICEOVER_CREDITS,
     assets=lambda args: 0 if args.resume_task_id else 1,
-    project="object_or_optional",
+    project="object_or_strict",
     object_id="resume_task_id",
+    resume_argument="resume_task_id",
     response_format="text",
     waits=True,
 )
@@ -120,8 +120,6 @@ async def generate_voiceover(ctx: ToolContext, args: GenerateVoiceoverIn) -> Gen
     if args.resume_task_id is not None:
         job = await jobs.get(ctx.session, job_id=args.resume_task_id, project_id=ctx.project_id)
     else:
-        if ctx.project is None:
-            await _project_required(ctx)
         if args.text is None:
             raise ValidationFailed(
                 "text is required unless resume_task_id is given",
@@ -181,26 +179,4 @@ def _finished(ctx: ToolContext, job: Job) -> GenerateVoiceoverOut:
         projectId=str(job.project_id),
         r2_key=key,
         jobId=str(job.id),
-    )
-
-
-async def _project_required(ctx: ToolContext) -> None:
-    """New voiceover jobs resolve their project strictly (CATALOG §1.4), like every other generation tool."""
-    projects = list(
-        await ctx.session.scalars(
-            select(Project).where(Project.id.in_(ctx.accessible_project_ids)).order_by(Project.created_at)
-        )
-    )
-    usable: set[uuid.UUID] = set()
-    probe = registry.connected_accounts_probe
-    if probe is not None:
-        usable = set(await probe(ctx.session, [project.id for project in projects], None))
-    raise ValidationFailed(
-        "project_id is required: this key can use several projects",
-        recover_with="pass project_id, one of the projects listed",
-        field_errors=[{"path": "project_id", "message": "required when the key can use several projects"}],
-        projects=[
-            {"id": str(project.id), "name": project.name, "has_connected_accounts": project.id in usable}
-            for project in projects
-        ],
     )
