@@ -208,7 +208,7 @@ async def test_cancelling_a_processing_job_discards_its_output(tenant: Tenant, p
     before = await balance(platform, tenant)
     job_id = await enqueue(tenant)
     context = worker(platform)
-    claimed = await jobs._claim(context, jobs.handled_types())
+    claimed = await jobs.claim(context, jobs.handled_types())
     assert claimed is not None and str(claimed.id) == job_id
     assert (await job_row(platform, job_id)).status == "processing"
     cancelled = await tenant.data("cancel_async_job", {"job_id": job_id, "confirm": True})
@@ -276,13 +276,13 @@ async def test_an_expired_lease_returns_the_job_to_pending_and_the_third_loss_fa
     before = await balance(platform, tenant)
     job_id = await enqueue(tenant)
     for attempt in (1, 2, 3):
-        claimed = await jobs._claim(worker(platform, f"lost-{attempt}"), jobs.handled_types())
+        claimed = await jobs.claim(worker(platform, f"lost-{attempt}"), jobs.handled_types())
         assert claimed is not None
         async with platform.session_factory() as session, session.begin():
             await session.execute(
                 update(Job).where(Job.id == claimed.id).values(lease_expires_at=utcnow() - timedelta(seconds=1))
             )
-        await jobs._reap_expired(worker(platform), jobs.handled_types())
+        await jobs.reap_expired(worker(platform), jobs.handled_types())
         row = await job_row(platform, job_id)
         assert row.attempt == attempt
         assert row.status == ("pending" if attempt < 3 else "failed")
@@ -345,11 +345,11 @@ async def test_an_account_at_its_concurrency_limit_waits_while_others_run(
     first, second = await enqueue(tenant), await enqueue(tenant)
     other = await make_tenant()
     elsewhere = await enqueue(other)
-    claimed = await jobs._claim(worker(platform, "a"), jobs.handled_types())
+    claimed = await jobs.claim(worker(platform, "a"), jobs.handled_types())
     assert claimed is not None and str(claimed.id) == first
-    following = await jobs._claim(worker(platform, "b"), jobs.handled_types())
+    following = await jobs.claim(worker(platform, "b"), jobs.handled_types())
     assert following is not None and str(following.id) == elsewhere
-    assert await jobs._claim(worker(platform, "c"), jobs.handled_types()) is None
+    assert await jobs.claim(worker(platform, "c"), jobs.handled_types()) is None
     assert (await job_row(platform, second)).status == "pending"
 
 

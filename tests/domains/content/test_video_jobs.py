@@ -152,7 +152,7 @@ async def test_cancelling_mid_render_stops_between_frames_stores_nothing_and_ref
     before = await balance(platform, tenant)
     job_id = (await tenant.data("generate_video", {"prompt": "A long one", "duration": 10}))["jobId"]
     context = worker(platform)
-    claimed = await jobs._claim(context, jobs.handled_types())
+    claimed = await jobs.claim(context, jobs.handled_types())
     assert claimed is not None
     running = asyncio.create_task(jobs.run_claimed(context, claimed))
     assert await asyncio.to_thread(reached.wait, 10)

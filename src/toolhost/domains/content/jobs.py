@@ -293,7 +293,7 @@ async def _extend_lease(run: JobRun, *, progress: int | None = None) -> bool:
         return result.first() is not None
 
 
-async def _heartbeat(run: JobRun) -> None:
+async def heartbeat(run: JobRun) -> None:
     """Extends the lease every third of it; a job that is no longer ours (cancelled) stops the runner."""
     interval = max(0.05, run.settings.jobs.lease_seconds / 3)
     while not run.stopped.is_set():
@@ -306,7 +306,7 @@ def _is_postgres(session: AsyncSession) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 
 
-async def _reap_expired(context: WorkerContext, types: tuple[str, ...]) -> int:
+async def reap_expired(context: WorkerContext, types: tuple[str, ...]) -> int:
     """Processing jobs whose lease expired (their worker died): back to pending, or failed after the last attempt."""
     async with context.session_factory() as session, session.begin():
         now = utcnow()
@@ -331,7 +331,7 @@ async def _reap_expired(context: WorkerContext, types: tuple[str, ...]) -> int:
         return len(expired)
 
 
-async def _claim(context: WorkerContext, types: tuple[str, ...]) -> Job | None:
+async def claim(context: WorkerContext, types: tuple[str, ...]) -> Job | None:
     """The oldest pending job of an account below its concurrency limit, now processing under our lease."""
     async with context.session_factory() as session, session.begin():
         now = utcnow()
@@ -368,8 +368,8 @@ async def _claim(context: WorkerContext, types: tuple[str, ...]) -> Job | None:
 async def run_media_jobs(context: WorkerContext) -> int:
     """The poller: returns expired leases to the queue, then claims and runs one due media job."""
     types = handled_types()
-    reaped = await _reap_expired(context, types)
-    job = await _claim(context, types)
+    reaped = await reap_expired(context, types)
+    job = await claim(context, types)
     if job is None:
         return reaped
     await run_claimed(context, job)
@@ -392,7 +392,7 @@ async def run_claimed(context: WorkerContext, job: Job) -> None:
         deadline=time.monotonic() + timeout,
         stopped=threading.Event(),
     )
-    heartbeat = asyncio.create_task(_heartbeat(run))
+    beating = asyncio.create_task(heartbeat(run))
     try:
         async with asyncio.timeout(timeout):
             output = await _runners()[job.job_type](run)
@@ -409,9 +409,9 @@ async def run_claimed(context: WorkerContext, job: Job) -> None:
         await _complete(run, output)
     finally:
         run.stopped.set()
-        heartbeat.cancel()
+        beating.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await heartbeat
+            await beating
 
 
 def _ours(run: JobRun) -> Any:

@@ -66,8 +66,8 @@ def executor_for(context: WorkerContext) -> Executor:
 
 async def run_recipe_runs(context: WorkerContext) -> int:
     """The poller: returns expired leases to the queue, then claims and runs one pending recipe run."""
-    reaped = await jobs._reap_expired(context, JOB_TYPES)
-    job = await jobs._claim(context, JOB_TYPES)
+    reaped = await jobs.reap_expired(context, JOB_TYPES)
+    job = await jobs.claim(context, JOB_TYPES)
     if job is None:
         return reaped
     await _run(context, job)
@@ -105,7 +105,7 @@ async def _run(context: WorkerContext, job: Job) -> None:
         stopped=threading.Event(),
     )
     state: dict[str, Any] = {"outputs": {}, "current_step": None, "credits_used": 0}
-    heartbeat = asyncio.create_task(jobs._heartbeat(run))
+    beating = asyncio.create_task(jobs.heartbeat(run))
     try:
         async with asyncio.timeout(timeout):
             await _steps(context, run, state)
@@ -120,9 +120,9 @@ async def _run(context: WorkerContext, job: Job) -> None:
         await _finish(run, state, status="completed")
     finally:
         run.stopped.set()
-        heartbeat.cancel()
+        beating.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await heartbeat
+            await beating
 
 
 async def _steps(context: WorkerContext, run: jobs.JobRun, state: dict[str, Any]) -> None:
