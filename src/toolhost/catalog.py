@@ -23,6 +23,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.apps.tools",
     "toolhost.domains.skills.tools",
     "toolhost.domains.recipes.tools",
+    "toolhost.domains.pipeline.tools",
 )
 
 MODEL_MODULES: tuple[str, ...] = (
@@ -36,6 +37,7 @@ MODEL_MODULES: tuple[str, ...] = (
     "toolhost.domains.media.models",
     "toolhost.domains.distribution.models",
     "toolhost.domains.analytics.models",
+    "toolhost.domains.pipeline.models",
 )
 
 POLLERS: tuple[str, ...] = (

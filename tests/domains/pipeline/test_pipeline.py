@@ -1,0 +1,187 @@
+"""run_content_pipeline and its companions over HTTP against the real app (CATALOG.md §14)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+
+from tests.conftest import Tenant, TenantFactory
+from tests.domains.distribution.conftest import connect_webhook
+from tests.domains.distribution.standins import WebhookReceiver
+from toolhost.domains.distribution.models import Post
+from toolhost.platform.models import Account
+from toolhost.platform.runtime import Platform
+
+Receiver = tuple[WebhookReceiver, str]
+
+
+async def balance(platform: Platform, tenant: Tenant) -> int:
+    async with platform.session_factory() as session:
+        value = await session.scalar(select(Account.credit_balance).where(Account.id == tenant.account_id))
+    return int(value or 0)
+
+
+async def run(tenant: Tenant, **arguments: Any) -> dict[str, Any]:
+    return await tenant.data("run_content_pipeline", {"topic": "async standups for remote teams", **arguments})
+
+
+async def test_a_run_that_would_schedule_without_schedule_confirmed_is_refused_before_any_spend(
+    tenant: Tenant, platform: Platform, receiver: Receiver
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    before = await balance(platform, tenant)
+    response = await tenant.call("run_content_pipeline", {"topic": "standups", "platforms": ["twitter"]})
+    body = response.json()
+    assert response.status_code == 400, body
+    assert body["error"]["error_type"] == "validation_error"
+    assert [error["path"] for error in body["error"]["field_errors"]] == ["schedule_confirmed"]
+
+    skipped_quality = await tenant.call(
+        "run_content_pipeline",
+        {"topic": "standups", "platforms": ["twitter"], "schedule_confirmed": True, "skip_stages": ["quality"]},
+    )
+    assert skipped_quality.status_code == 400
+    assert skipped_quality.json()["error"]["field_errors"][0]["path"] == "skip_stages"
+    neither = await tenant.call("run_content_pipeline", {"platforms": ["twitter"], "dry_run": True})
+    assert neither.status_code == 400
+    assert await balance(platform, tenant) == before
+    assert (await tenant.data("get_pipeline_status", {}))["found"] is False
+
+
+async def test_a_run_without_an_account_for_a_platform_is_refused_before_any_spend(
+    tenant: Tenant, platform: Platform
+) -> None:
+    before = await balance(platform, tenant)
+    response = await tenant.call(
+        "run_content_pipeline", {"topic": "standups", "platforms": ["twitter"], "schedule_confirmed": True}
+    )
+    body = response.json()
+    assert body["isError"] and body["error"]["error_type"] == "validation_error", body
+    assert "no active account" in body["error"]["message"]
+    assert await balance(platform, tenant) == before
+    assert (await tenant.data("get_pipeline_status", {}))["found"] is False
+
+
+async def test_a_dry_run_saves_the_plan_and_its_approval_items_and_spends_nothing(
+    tenant: Tenant, platform: Platform
+) -> None:
+    before = await balance(platform, tenant)
+    result = await run(tenant, platforms=["twitter", "linkedin"], days=2, dry_run=True, approval_mode="review_all")
+    assert result["dry_run"] is True
+    assert result["credits_used"] == 0 and result["credits_remaining"] == before
+    assert await balance(platform, tenant) == before
+    assert result["stages_completed"] == ["budget_check", "research", "planning", "quality_check", "persist_plan"]
+    assert result["stages_skipped"] == ["schedule"]
+    assert result["posts_generated"] == 4 and result["posts_flagged"] == 4 and result["posts_scheduled"] == 0
+    assert result["status"] == "awaiting_approval"
+
+    plan = await tenant.data("get_content_plan", {"plan_id": result["plan_id"]})
+    assert plan["status"] == "in_review"
+    assert {post["platform"] for post in plan["plan"]["posts"]} == {"twitter", "linkedin"}
+    assert all("quality" in post for post in plan["plan"]["posts"])
+    approvals = await tenant.data("list_plan_approvals", {"plan_id": result["plan_id"]})
+    assert approvals["total"] == 4 and {item["status"] for item in approvals["items"]} == {"pending"}
+
+    status = await tenant.data("get_pipeline_status", {"pipeline_id": result["pipeline_id"]})
+    assert status["found"] and status["status"] == "awaiting_approval" and status["plan_id"] == result["plan_id"]
+    assert status["config"]["dry_run"] is True and status["completed_at"] is not None
+    latest = await tenant.data("get_pipeline_status", {})
+    assert latest["id"] == result["pipeline_id"]
+
+
+async def test_posts_that_fail_the_gate_are_flagged_and_the_run_awaits_approval(
+    tenant: Tenant, platform: Platform, receiver: Receiver, session: Any
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1], platform_name="twitter")
+    await connect_webhook(platform, tenant.project_id, receiver[1], platform_name="instagram")
+    before = await balance(platform, tenant)
+    # instagram posts have no media yet: Platform Fit blocks them, so they wait for a person
+    result = await run(
+        tenant, platforms=["twitter", "instagram"], days=2, schedule_confirmed=True, auto_approve_threshold=0
+    )
+    assert result["status"] == "awaiting_approval", result
+    assert result["posts_generated"] == 4
+    assert result["posts_flagged"] == 2 and result["posts_approved"] == 2 and result["posts_scheduled"] == 2
+    assert result["credits_used"] == 10 + 2
+    assert await balance(platform, tenant) == before - 12 == result["credits_remaining"]
+    items = (await tenant.data("list_plan_approvals", {"plan_id": result["plan_id"]}))["items"]
+    by_post = {item["post_id"]: item["status"] for item in items}
+    assert {status for post, status in by_post.items() if "instagram" in post} == {"pending"}
+    assert {status for post, status in by_post.items() if "twitter" in post} == {"approved"}
+    plan = await tenant.data("get_content_plan", {"plan_id": result["plan_id"]})
+    assert plan["status"] == "in_review"
+    statuses = {post["id"]: post["status"] for post in plan["plan"]["posts"]}
+    assert statuses["day1-instagram-1"] == "needs_edit" and statuses["day1-twitter-1"] == "approved"
+
+    posts = list(await session.scalars(select(Post).where(Post.project_id == tenant.project_id)))
+    assert sorted(post.idempotency_key for post in posts) == sorted(
+        f"pipeline-{result['plan_id']}-day{day}-twitter-1-twitter" for day in (1, 2)
+    )
+    assert all(post.status == "scheduled" and post.plan_id == uuid.UUID(result["plan_id"]) for post in posts)
+    first, second = sorted(post.scheduled_at for post in posts)
+    assert first < second
+
+
+async def test_a_confirmed_run_schedules_every_approved_post_and_completes(
+    tenant: Tenant, platform: Platform, receiver: Receiver
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    result = await run(tenant, platforms=["twitter"], days=3, schedule_confirmed=True, auto_approve_threshold=0)
+    assert result["status"] == "completed", result
+    assert result["stages_completed"][-1] == "schedule" and result["stages_skipped"] == []
+    assert result["posts_scheduled"] == 3 and result["credits_used"] == 13
+    plan = await tenant.data("get_content_plan", {"plan_id": result["plan_id"]})
+    assert plan["status"] == "scheduled"
+    assert all(post["schedule_result"]["success"] for post in plan["plan"]["posts"])
+    recent = await tenant.data("list_recent_posts", {})
+    assert len(recent["posts"]) == 3
+
+
+async def test_scheduling_pauses_at_max_credits_with_approved_posts_left(
+    tenant: Tenant, platform: Platform, receiver: Receiver
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    before = await balance(platform, tenant)
+    result = await run(
+        tenant, platforms=["twitter"], days=3, schedule_confirmed=True, auto_approve_threshold=0, max_credits=11.5
+    )
+    assert result["status"] == "paused", result
+    assert result["posts_approved"] == 3 and result["posts_scheduled"] == 1
+    assert result["credits_used"] == 11 and await balance(platform, tenant) == before - 11
+    plan = await tenant.data("get_content_plan", {"plan_id": result["plan_id"]})
+    assert plan["status"] == "approved"
+    assert "schedule_content_plan" in result["next_action"]
+
+    too_small = await tenant.call(
+        "run_content_pipeline",
+        {"topic": "standups", "platforms": ["twitter"], "schedule_confirmed": True, "max_credits": 5},
+    )
+    body = too_small.json()
+    assert body["error"]["error_type"] == "billing_error", body
+    assert await balance(platform, tenant) == before - 11
+
+
+async def test_another_tenants_runs_and_plans_are_not_found(tenant: Tenant, make_tenant: TenantFactory) -> None:
+    result = await run(tenant, platforms=["twitter"], days=1, dry_run=True)
+    other = await make_tenant()
+    status = await other.call("get_pipeline_status", {"pipeline_id": result["pipeline_id"]})
+    assert status.status_code == 404 and status.json()["error"]["error_type"] == "not_found"
+    assert (await other.data("get_pipeline_status", {}))["found"] is False
+    approve = await other.call("auto_approve_plan", {"plan_id": result["plan_id"]})
+    assert approve.status_code == 404
+    unknown = await tenant.call("get_pipeline_status", {"pipeline_id": str(uuid.uuid4())})
+    assert unknown.status_code == 404
+
+
+async def test_pipeline_tools_need_the_autopilot_scope(make_tenant: TenantFactory) -> None:
+    pro = await make_tenant(tier="pro")
+    response = await pro.call("run_content_pipeline", {"topic": "x", "platforms": ["twitter"], "dry_run": True})
+    assert response.status_code == 403
+    assert (await pro.data("get_pipeline_status", {}))["found"] is False
+
+
+async def test_get_pipeline_status_without_runs_says_so_in_text(tenant: Tenant) -> None:
+    response = await tenant.call("get_pipeline_status", {})
+    assert response.json()["content"][0]["text"] == "No pipeline runs found."
