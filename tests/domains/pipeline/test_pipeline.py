@@ -185,3 +185,114 @@ async def test_pipeline_tools_need_the_autopilot_scope(make_tenant: TenantFactor
 async def test_get_pipeline_status_without_runs_says_so_in_text(tenant: Tenant) -> None:
     response = await tenant.call("get_pipeline_status", {})
     assert response.json()["content"][0]["text"] == "No pipeline runs found."
+
+
+async def test_a_planning_failure_fails_the_run_and_refunds_the_plan(tenant: Tenant, platform: Platform) -> None:
+    before = await balance(platform, tenant)
+    result = await run(
+        tenant, platforms=["twitter"], days=1, source_url="https://10.0.0.1/launch", skip_stages=["schedule"]
+    )
+    assert result["status"] == "failed", result
+    assert result["stages_completed"] == ["budget_check", "research"]
+    assert result["errors"][0]["stage"] == "planning" and "private" in result["errors"][0]["message"]
+    assert result["plan_id"] is None and result["credits_used"] == 0
+    assert await balance(platform, tenant) == before
+    status = await tenant.data("get_pipeline_status", {"pipeline_id": result["pipeline_id"]})
+    assert status["status"] == "failed" and status["errors"] == result["errors"]
+
+
+async def test_readiness_names_missing_accounts_and_low_credits_as_blockers(
+    tenant: Tenant, platform: Platform, receiver: Receiver
+) -> None:
+    checked = await tenant.data(
+        "check_pipeline_readiness", {"platforms": ["twitter", "linkedin"], "estimated_posts": 8}
+    )
+    assert checked["ready"] is False
+    assert checked["checks"]["connected_accounts"] == {"platforms": [], "missing": ["twitter", "linkedin"]}
+    assert checked["checks"]["credits"]["estimated_cost"] == 18 and checked["checks"]["credits"]["sufficient"]
+    assert checked["checks"]["brand_profile"] == {"exists": False}
+    assert checked["checks"]["insights_available"]["count"] == 0
+    assert any("brand profile" in warning for warning in checked["warnings"])
+
+    await connect_webhook(platform, tenant.project_id, receiver[1], platform_name="twitter")
+    await connect_webhook(platform, tenant.project_id, receiver[1], platform_name="linkedin")
+    ready = await tenant.data("check_pipeline_readiness", {"platforms": ["twitter", "linkedin"]})
+    assert ready["ready"] is True and ready["blockers"] == []
+
+    async with platform.session_factory() as session, session.begin():
+        account = await session.get(Account, tenant.account_id)
+        assert account is not None
+        account.credit_balance = 12
+    poor = await tenant.data("check_pipeline_readiness", {"platforms": ["twitter"], "estimated_posts": 5})
+    assert poor["ready"] is False and poor["checks"]["credits"] == {
+        "available": 12,
+        "estimated_cost": 15,
+        "sufficient": False,
+    }
+    text = (await tenant.call("check_pipeline_readiness", {"platforms": ["twitter"]})).json()["content"][0]["text"]
+    assert text.startswith("NOT READY")
+
+
+GOOD = (
+    "Status meetings eat 4 hours of focus time per person every week. "
+    "Try one week of async updates with your remote team and reply with what changed."
+)
+
+
+async def test_auto_approve_plan_decides_by_score_and_leaves_a_persons_decision_alone(tenant: Tenant) -> None:
+    posts = [
+        {"id": "good", "platform": "twitter", "caption": GOOD},
+        {"id": "no-media", "platform": "instagram", "caption": GOOD},
+        {"id": "weak", "platform": "twitter", "caption": "ok"},
+        {"id": "decided", "platform": "twitter", "caption": GOOD + " Reply with your numbers."},
+    ]
+    plan_id = (await tenant.data("save_content_plan", {"plan": {"topic": "async", "posts": posts}}))["plan_id"]
+    created = await tenant.data("create_plan_approvals", {"plan_id": plan_id, "posts": [posts[3]]})
+    await tenant.data(
+        "respond_plan_approval", {"approval_id": created["items"][0]["id"], "decision": "rejected", "reason": "off"}
+    )
+    threshold = 24
+    scored = await tenant.data("quality_check_plan", {"plan": {"posts": posts}, "threshold": threshold})
+    quality = {post["id"]: post["quality"] for post in scored["posts"]}
+
+    def expected(post_id: str) -> str:
+        if quality[post_id]["passed"]:
+            return "approved"
+        return "flagged" if quality[post_id]["score"] >= threshold - 5 else "rejected"
+
+    decided = await tenant.data("auto_approve_plan", {"plan_id": plan_id, "quality_threshold": threshold})
+    actions = {detail["post_id"]: detail["action"] for detail in decided["details"]}
+    assert actions == {
+        "good": expected("good"),
+        "no-media": expected("no-media"),
+        "weak": expected("weak"),
+        "decided": "rejected",
+    }
+    assert actions["good"] == "approved" and actions["no-media"] != "approved" and actions["weak"] == "rejected"
+    assert {detail["post_id"]: detail["score"] for detail in decided["details"]} == {
+        post_id: entry["score"] for post_id, entry in quality.items()
+    }
+    counts = [list(actions.values())[:3].count(action) for action in ("approved", "flagged", "rejected")]
+    assert [decided["auto_approved"], decided["flagged_for_review"], decided["rejected"]] == counts
+
+    items = {
+        item["post_id"]: item for item in (await tenant.data("list_plan_approvals", {"plan_id": plan_id}))["items"]
+    }
+    assert items["decided"]["status"] == "rejected" and items["decided"]["reason"] == "off"
+    assert items["good"]["status"] == "approved"
+    assert items["weak"]["status"] == "rejected"
+    expected_plan = "in_review" if actions["no-media"] == "flagged" else "approved"
+    assert decided["plan_status"] == expected_plan
+    plan = await tenant.data("get_content_plan", {"plan_id": plan_id})
+    assert plan["status"] == expected_plan
+    assert {post["id"]: post.get("status") for post in plan["plan"]["posts"]}["good"] == "approved"
+
+    again = await tenant.data("auto_approve_plan", {"plan_id": plan_id, "quality_threshold": threshold})
+    assert again["details"] == decided["details"] and again["plan_status"] == expected_plan
+
+
+async def test_auto_approve_plan_with_every_post_rejected_returns_the_plan_to_draft(tenant: Tenant) -> None:
+    posts = [{"id": "weak", "platform": "twitter", "caption": "ok"}]
+    plan_id = (await tenant.data("save_content_plan", {"plan": {"topic": "async", "posts": posts}}))["plan_id"]
+    decided = await tenant.data("auto_approve_plan", {"plan_id": plan_id, "quality_threshold": 35})
+    assert decided["rejected"] == 1 and decided["plan_status"] == "draft"
