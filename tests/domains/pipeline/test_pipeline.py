@@ -5,12 +5,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from tests.conftest import Tenant, TenantFactory
 from tests.domains.distribution.conftest import connect_webhook
 from tests.domains.distribution.standins import WebhookReceiver
 from toolhost.domains.distribution.models import Post
+from toolhost.domains.pipeline import runner
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
 
@@ -296,3 +298,22 @@ async def test_auto_approve_plan_with_every_post_rejected_returns_the_plan_to_dr
     plan_id = (await tenant.data("save_content_plan", {"plan": {"topic": "async", "posts": posts}}))["plan_id"]
     decided = await tenant.data("auto_approve_plan", {"plan_id": plan_id, "quality_threshold": 35})
     assert decided["rejected"] == 1 and decided["plan_status"] == "draft"
+
+
+async def test_a_run_that_breaks_after_a_committed_stage_is_recorded_failed(
+    tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(runner, "_persist", broken)
+    response = await tenant.call(
+        "run_content_pipeline", {"topic": "standups", "platforms": ["twitter"], "dry_run": True}
+    )
+    assert response.status_code == 500
+    assert "disk on fire" not in response.text
+    status = await tenant.data("get_pipeline_status", {})
+    assert status["status"] == "failed" and status["completed_at"] is not None
+    assert status["stages_completed"] == ["budget_check", "research", "planning", "quality_check"]
+    assert status["errors"] == [{"stage": "persist_plan", "message": status["errors"][0]["message"]}]
+    assert status["errors"][0]["message"].startswith("internal error")

@@ -109,7 +109,24 @@ async def run(*, ctx: ToolContext, args: RunContentPipelineIn) -> dict[str, Any]
     outcome = Outcome(run=record)
     outcome.complete("budget_check")
     await _commit(ctx, record, next_stage="research")
+    try:
+        return await _stages(ctx, args, outcome, platforms, plan_cost, routed)
+    except BaseException as error:
+        # Earlier stages are committed: the run must not stay `running` when a later one breaks.
+        await _abandon(ctx, record.id, error)
+        raise
 
+
+async def _stages(
+    ctx: ToolContext,
+    args: RunContentPipelineIn,
+    outcome: Outcome,
+    platforms: list[str],
+    plan_cost: int,
+    routed: dict[str, ConnectedAccount],
+) -> dict[str, Any]:
+    """research -> planning -> quality_check -> persist_plan -> schedule, committed one by one."""
+    record = outcome.run
     topic = clean_topic(args.topic or "")
     if "research" in args.skip_stages:
         outcome.skip("research")
@@ -147,6 +164,21 @@ async def run(*, ctx: ToolContext, args: RunContentPipelineIn) -> dict[str, Any]
         await _schedule(ctx, args, outcome, plan, approved, routed)
         outcome.complete("schedule")
     return await _finish(ctx, args, outcome, plan=plan)
+
+
+async def _abandon(ctx: ToolContext, run_id: uuid.UUID, error: BaseException) -> None:
+    """Marks the run failed in a transaction of its own, after dropping the broken stage's work."""
+    await ctx.session.rollback()
+    message = error.message if isinstance(error, ToolError) else f"internal error (request {ctx.request_id})"
+    async with ctx.fresh_transaction() as session:
+        record = await session.get(PipelineRun, run_id)
+        if record is None:
+            return
+        stage = record.current_stage or "unknown"
+        record.errors = [*record.errors, {"stage": stage, "message": message}]
+        record.status = "failed"
+        record.completed_at = utcnow()
+        record.updated_at = record.completed_at
 
 
 async def _commit(ctx: ToolContext, record: PipelineRun, *, next_stage: str | None) -> None:
