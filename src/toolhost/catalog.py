@@ -14,6 +14,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.content.job_tools",
     "toolhost.domains.content.video_tools",
     "toolhost.domains.content.carousel_tools",
+    "toolhost.domains.video.tools",
     "toolhost.domains.quality.tools",
     "toolhost.domains.ideation.tools",
     "toolhost.domains.media.tools",

@@ -256,6 +256,26 @@ class VoiceSettings(BaseModel):
     poll_seconds: float = Field(default=0.5, description="Seconds between generate_voiceover's looks at its job.")
 
 
+class VideoSettings(BaseModel):
+    """The video module (CATALOG.md §4): render_demo_video's wait and render_hyperframes' headless Chromium."""
+
+    wait_seconds: float = Field(
+        default=60.0, description="How long render_demo_video waits for its job before answering pending."
+    )
+    poll_seconds: float = Field(default=0.5, description="Seconds between render_demo_video's looks at its job.")
+    chromium_binary: str = Field(
+        default="/usr/bin/chromium",
+        description="Headless Chromium for render_hyperframes: a path or a name on PATH; absent = no HTML renders.",
+    )
+    page_ready_seconds: float = Field(
+        default=15.0, description="How long a hyperframes page may take after load to expose window.__hf."
+    )
+    max_subresource_bytes: int = Field(default=20_000_000, description="Largest subresource a composition may load.")
+    max_render_fetch_bytes: int = Field(
+        default=100_000_000, description="Total bytes of subresources one hyperframes render may load."
+    )
+
+
 class QualitySettings(BaseModel):
     """The quality score of CATALOG.md §9 and the trend cache of the ideation tools."""
 
@@ -313,6 +333,7 @@ class Settings(BaseSettings):
     quality: QualitySettings = QualitySettings()
     skills: SkillSettings = SkillSettings()
     voice: VoiceSettings = VoiceSettings()
+    video: VideoSettings = VideoSettings()
 
     @model_validator(mode="after")
     def refuse_placeholder_secrets(self) -> Settings:

@@ -267,8 +267,17 @@ Runner = Callable[[JobRun], Awaitable[JobOutput]]
 def _runners() -> dict[str, Runner]:
     # Imported here: the runners import the brand and media domains, which this module's importers need not load.
     from toolhost.domains.content import image_jobs, video_jobs
+    from toolhost.domains.video import hyperframes
+    from toolhost.domains.video import jobs as render_jobs
 
-    return {"image": image_jobs.run, "video": video_jobs.run_video, "voiceover": video_jobs.run_voiceover}
+    return {
+        "image": image_jobs.run,
+        "video": video_jobs.run_video,
+        "voiceover": video_jobs.run_voiceover,
+        "demo_render": render_jobs.run_render,
+        "template_render": render_jobs.run_render,
+        "hyperframes_render": hyperframes.run_hyperframes,
+    }
 
 
 def handled_types() -> tuple[str, ...]:

@@ -14,7 +14,7 @@ import io
 import math
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -188,75 +188,97 @@ def render(
     # The pan drifts towards a corner picked from the prompt's hash (same prompt, same motion).
     pan_x, pan_y = (seed[0] / 255), (seed[1] / 255)
     total_frames = max(1, round(duration * FPS))
-    codec = encoder_name()
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "video.mp4"
-        with av.open(str(path), mode="w", format="mp4", options={"movflags": "+faststart"}) as container:
-            stream = container.add_stream(codec, rate=FPS)
-            assert isinstance(stream, av.video.stream.VideoStream)
-            stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-            if codec == "libx264":
-                stream.options = {"preset": "veryfast", "crf": "23"}
-            audio_stream = container.add_stream("aac", rate=AUDIO_RATE) if narration else None
-            assert audio_stream is None or isinstance(audio_stream, av.audio.stream.AudioStream)
-            for number in range(total_frames):
-                checkpoint()
-                time = number / FPS
-                progress_fraction = number / max(1, total_frames - 1)
-                # Zoom in from the whole canvas to the output's own size, drifting towards the pan corner.
-                box_width = canvas_size[0] - (canvas_size[0] - width) * progress_fraction
-                box_height = canvas_size[1] - (canvas_size[1] - height) * progress_fraction
-                left = (canvas_size[0] - box_width) * pan_x
-                top = (canvas_size[1] - box_height) * pan_y
-                frame = canvas.resize(
-                    (width, height),
-                    Image.Resampling.BILINEAR,
-                    box=(left, top, left + box_width, top + box_height),
-                )
-                if end is not None:
-                    fade = min(CROSSFADE_SECONDS, duration / 3)
-                    amount = (time - (duration - fade)) / fade
-                    if amount > 0:
-                        frame = Image.blend(frame, end, min(1.0, amount))
-                for caption in captions:
-                    opacity = _opacity(caption, time)
-                    if opacity > 0:
-                        frame.paste(_faded(caption.layer, opacity), caption.position, _faded(caption.layer, opacity))
-                if wordmark is not None:
-                    frame.paste(wordmark[0], wordmark[1], wordmark[0])
-                video_frame = av.VideoFrame.from_image(frame)  # type: ignore[no-untyped-call]
-                video_frame.pts = number
-                for packet in stream.encode(video_frame):
-                    container.mux(packet)
-                if number % FPS == 0:
-                    progress(progress_fraction)
-            for packet in stream.encode():
-                container.mux(packet)
-            if audio_stream is not None and narration is not None:
-                checkpoint()
-                _mux_narration(container, audio_stream, narration, duration)
-        data = path.read_bytes()
+
+    def frames() -> Iterator[Image.Image]:
+        for number in range(total_frames):
+            checkpoint()
+            time = number / FPS
+            progress_fraction = number / max(1, total_frames - 1)
+            # Zoom in from the whole canvas to the output's own size, drifting towards the pan corner.
+            box_width = canvas_size[0] - (canvas_size[0] - width) * progress_fraction
+            box_height = canvas_size[1] - (canvas_size[1] - height) * progress_fraction
+            left = (canvas_size[0] - box_width) * pan_x
+            top = (canvas_size[1] - box_height) * pan_y
+            frame = canvas.resize(
+                (width, height),
+                Image.Resampling.BILINEAR,
+                box=(left, top, left + box_width, top + box_height),
+            )
+            if end is not None:
+                fade = min(CROSSFADE_SECONDS, duration / 3)
+                amount = (time - (duration - fade)) / fade
+                if amount > 0:
+                    frame = Image.blend(frame, end, min(1.0, amount))
+            for caption in captions:
+                opacity = _opacity(caption, time)
+                if opacity > 0:
+                    frame.paste(_faded(caption.layer, opacity), caption.position, _faded(caption.layer, opacity))
+            if wordmark is not None:
+                frame.paste(wordmark[0], wordmark[1], wordmark[0])
+            if number % FPS == 0:
+                progress(progress_fraction)
+            yield frame
+
+    data, codec = encode_mp4(frames(), size=(width, height), audio=narration, audio_seconds=duration)
     details: dict[str, object] = {
         "width": width,
         "height": height,
         "fps": FPS,
         "frames": total_frames,
         "duration_seconds": round(total_frames / FPS, 3),
-        "codec": "h264" if codec in ("libx264", "h264", "libopenh264") else codec,
+        "codec": codec,
         "has_audio": narration is not None,
         "captions": texts,
     }
     return data, details
 
 
+def encode_mp4(
+    frames: Iterable[Image.Image],
+    *,
+    size: tuple[int, int],
+    fps: int = FPS,
+    crf: int = 23,
+    audio: bytes | None = None,
+    audio_seconds: float = 0.0,
+) -> tuple[bytes, str]:
+    """Encodes RGB frames of `size` to an MP4 (yuv420p, +faststart) and the codec used ("h264" when available).
+
+    `audio` (WAV, MP3 or any file FFmpeg reads) becomes an AAC track cut at `audio_seconds`. The frames are
+    consumed one at a time, so a generator that checks for cancellation stops the encoding between frames.
+    """
+    codec = encoder_name()
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "video.mp4"
+        with av.open(str(path), mode="w", format="mp4", options={"movflags": "+faststart"}) as container:
+            stream = container.add_stream(codec, rate=fps)
+            assert isinstance(stream, av.video.stream.VideoStream)
+            stream.width, stream.height, stream.pix_fmt = size[0], size[1], "yuv420p"
+            if codec == "libx264":
+                stream.options = {"preset": "veryfast", "crf": str(crf)}
+            audio_stream = container.add_stream("aac", rate=AUDIO_RATE) if audio else None
+            assert audio_stream is None or isinstance(audio_stream, av.audio.stream.AudioStream)
+            for number, frame in enumerate(frames):
+                video_frame = av.VideoFrame.from_image(frame)  # type: ignore[no-untyped-call]
+                video_frame.pts = number
+                for packet in stream.encode(video_frame):
+                    container.mux(packet)
+            for packet in stream.encode():
+                container.mux(packet)
+            if audio_stream is not None and audio is not None:
+                _mux_narration(container, audio_stream, audio, audio_seconds)
+        data = path.read_bytes()
+    return data, "h264" if codec in ("libx264", "h264", "libopenh264") else codec
+
+
 def _mux_narration(
     container: av.container.OutputContainer, stream: av.audio.stream.AudioStream, narration: bytes, duration: float
 ) -> None:
-    """Re-encodes the narration WAV as AAC, cut at the video's end."""
+    """Re-encodes the narration (WAV, or any audio FFmpeg reads) as AAC, cut at the video's end."""
     resampler = av.AudioResampler(format="fltp", layout="mono", rate=AUDIO_RATE)
     limit = int(duration * AUDIO_RATE)
     written = 0
-    with av.open(io.BytesIO(narration), mode="r", format="wav") as source:
+    with av.open(io.BytesIO(narration), mode="r") as source:
         for decoded in source.decode(audio=0):
             for frame in resampler.resample(decoded):
                 if written >= limit:
