@@ -24,6 +24,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.apps.tools",
     "toolhost.domains.skills.tools",
     "toolhost.domains.recipes.tools",
+    "toolhost.domains.autopilot.tools",
     "toolhost.domains.pipeline.tools",
 )
 
@@ -38,6 +39,7 @@ MODEL_MODULES: tuple[str, ...] = (
     "toolhost.domains.media.models",
     "toolhost.domains.distribution.models",
     "toolhost.domains.analytics.models",
+    "toolhost.domains.autopilot.models",
     "toolhost.domains.pipeline.models",
 )
 
@@ -47,6 +49,7 @@ POLLERS: tuple[str, ...] = (
     "toolhost.domains.analytics.refresh.refresh_due_analytics",
     "toolhost.domains.content.jobs.run_media_jobs",
     "toolhost.domains.recipes.runner.run_recipe_runs",
+    "toolhost.domains.autopilot.runner.run_due_autopilot",
 )
 
 

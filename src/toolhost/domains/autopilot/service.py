@@ -1,0 +1,289 @@
+"""Autopilot configs (CATALOG.md §13): create, read, change and delete them; their runs and weekly spend."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.db.base import utcnow
+from toolhost.domains.approvals.models import ApprovalItem
+from toolhost.domains.autopilot import schedule
+from toolhost.domains.autopilot.models import AutopilotConfig, AutopilotRun
+from toolhost.domains.recipes import service as recipes_service
+from toolhost.platform.context import Principal
+from toolhost.platform.jobs import Job
+from toolhost.platform.results import NotFound, ToolError, ValidationFailed
+
+RECENT_RUNS = 10
+# A recipe run shows its job's status (CATALOG.md §1.6): `processing` reads as `running`.
+RECIPE_RUN_STATUS = {"processing": "running"}
+
+
+def iso(moment: datetime | None) -> str | None:
+    """A timestamp for output."""
+    return moment.isoformat() if moment is not None else None
+
+
+def parse_id(value: str) -> uuid.UUID | None:
+    """A UUID from a string, or None when it is not one."""
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+async def project_of_config(session: AsyncSession, config_id: str, project_ids: Any) -> uuid.UUID | None:
+    """The project of a config among `project_ids` (the object lookup of `config_id`)."""
+    parsed = parse_id(config_id)
+    if parsed is None or not project_ids:
+        return None
+    return await session.scalar(
+        select(AutopilotConfig.project_id).where(
+            AutopilotConfig.id == parsed, AutopilotConfig.project_id.in_(project_ids)
+        )
+    )
+
+
+async def get(session: AsyncSession, *, config_id: str, project_id: uuid.UUID) -> AutopilotConfig:
+    """A config of the project, or not_found."""
+    parsed = parse_id(config_id)
+    config = (
+        await session.scalar(
+            select(AutopilotConfig).where(AutopilotConfig.id == parsed, AutopilotConfig.project_id == project_id)
+        )
+        if parsed is not None
+        else None
+    )
+    if config is None:
+        raise NotFound(f"No autopilot config found with ID {config_id}", recover_with="call list_autopilot_configs")
+    return config
+
+
+def schedule_config(config: AutopilotConfig) -> dict[str, Any]:
+    """The schedule as the catalogue shows it."""
+    return {"days": list(config.schedule_days), "time": config.schedule_time, "timezone": config.timezone}
+
+
+def _check_recipe(principal: Principal, slug: str | None, inputs: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """A recipe config's slug and inputs, checked now so a bad config fails at creation, not at 3 a.m."""
+    if slug is None:
+        raise ValidationFailed(
+            "recipe_slug is required when mode is recipe",
+            recover_with="call list_recipes for the slugs",
+            field_errors=[{"path": "recipe_slug", "message": "required for mode recipe"}],
+        )
+    try:
+        recipe = recipes_service.get_recipe(slug)
+    except NotFound:
+        raise ValidationFailed(
+            f"unknown recipe {slug!r}",
+            recover_with="call list_recipes for the slugs",
+            field_errors=[{"path": "recipe_slug", "message": "no recipe with this slug"}],
+        ) from None
+    try:
+        recipes_service.validate_inputs(recipe, inputs or {})
+    except ValidationFailed as error:
+        for item in error.details.get("field_errors", []):
+            item["path"] = "recipe_" + item["path"]
+        raise
+    # The runs execute as this credential, so a recipe it could never run is refused now.
+    recipes_service.check_scopes(recipe, principal)
+    return recipe.slug, dict(inputs or {})
+
+
+async def create(
+    *,
+    session: AsyncSession,
+    principal: Principal,
+    project_id: uuid.UUID,
+    name: str,
+    mode: str,
+    schedule_days: Sequence[str],
+    schedule_time: str,
+    timezone: str,
+    max_credits_per_run: float | None,
+    max_credits_per_week: float | None,
+    approval_mode: str,
+    is_active: bool,
+    topic: str | None,
+    platforms: Sequence[str] | None,
+    recipe_slug: str | None,
+    recipe_inputs: dict[str, Any] | None,
+) -> AutopilotConfig:
+    """Stores a config with its creator's credential; an active one gets its first due time."""
+    if mode == "recipe":
+        recipe_slug, recipe_inputs = _check_recipe(principal, recipe_slug, recipe_inputs)
+    elif recipe_slug is not None or recipe_inputs is not None:
+        raise ValidationFailed(
+            "recipe_slug and recipe_inputs are only for mode recipe",
+            field_errors=[{"path": "recipe_slug", "message": "only for mode recipe"}],
+        )
+    days = schedule.ordered_days(schedule_days)
+    config = AutopilotConfig(
+        project_id=project_id,
+        name=name,
+        mode=mode,
+        recipe_slug=recipe_slug,
+        recipe_inputs=recipe_inputs,
+        topic=topic,
+        platforms=list(dict.fromkeys(platforms)) if platforms else None,
+        schedule_days=days,
+        schedule_time=schedule_time,
+        timezone=timezone,
+        approval_mode=approval_mode,
+        max_credits_per_run=max_credits_per_run,
+        max_credits_per_week=max_credits_per_week,
+        is_active=is_active,
+        creator={
+            "account_id": str(principal.account_id),
+            "credential_id": str(principal.credential_id) if principal.credential_id else None,
+            "credential_name": principal.credential_name,
+            "project_id": str(principal.project_id) if principal.project_id else None,
+        },
+        next_run_at=schedule.next_due(days, schedule_time, timezone, utcnow()) if is_active else None,
+    )
+    session.add(config)
+    await session.flush()
+    return config
+
+
+async def update(*, session: AsyncSession, config: AutopilotConfig, changes: dict[str, Any]) -> bool:
+    """Applies the given fields (a budget given as None becomes unlimited); False when none were given."""
+    if not changes:
+        return False
+    if "schedule_days" in changes:
+        config.schedule_days = schedule.ordered_days(changes["schedule_days"])
+    if "schedule_time" in changes:
+        config.schedule_time = changes["schedule_time"]
+    if "is_active" in changes:
+        config.is_active = bool(changes["is_active"])
+    for budget in ("max_credits_per_run", "max_credits_per_week"):
+        if budget in changes:
+            setattr(config, budget, changes[budget])
+    # A changed schedule or a resumed config is due at the next matching time from now, never in the past.
+    config.next_run_at = (
+        schedule.next_due(config.schedule_days, config.schedule_time, config.timezone, utcnow())
+        if config.is_active
+        else None
+    )
+    await session.flush()
+    return True
+
+
+async def delete(*, session: AsyncSession, config: AutopilotConfig) -> None:
+    """Removes the config: no future runs; its past runs (and what they made) are kept."""
+    await session.delete(config)
+    await session.flush()
+
+
+async def recipe_jobs(session: AsyncSession, runs: Sequence[AutopilotRun]) -> dict[uuid.UUID, Job]:
+    """The recipe_run jobs behind these runs, by id."""
+    ids = [run.recipe_run_id for run in runs if run.recipe_run_id is not None]
+    if not ids:
+        return {}
+    return {job.id: job for job in await session.scalars(select(Job).where(Job.id.in_(ids)))}
+
+
+def run_state(run: AutopilotRun, jobs: dict[uuid.UUID, Job]) -> tuple[str, int, datetime | None]:
+    """A run's status, credits used and completion: a recipe run's come from its job, which keeps running
+    after the autopilot started it."""
+    job = jobs.get(run.recipe_run_id) if run.recipe_run_id is not None else None
+    if job is None:
+        return run.status, run.credits_used, run.completed_at
+    output = job.output or {}
+    return RECIPE_RUN_STATUS.get(job.status, job.status), int(output.get("credits_used") or 0), job.completed_at
+
+
+async def credits_used_this_week(session: AsyncSession, config: AutopilotConfig, now: datetime) -> int:
+    """Credits the config's runs used since Monday 00:00 in its timezone."""
+    runs = list(
+        await session.scalars(
+            select(AutopilotRun).where(
+                AutopilotRun.config_id == config.id,
+                AutopilotRun.started_at >= schedule.week_start(now, config.timezone),
+            )
+        )
+    )
+    jobs = await recipe_jobs(session, runs)
+    return sum(run_state(run, jobs)[1] for run in runs)
+
+
+async def list_configs(
+    *, session: AsyncSession, project_ids: Sequence[uuid.UUID], active_only: bool
+) -> list[dict[str, Any]]:
+    """The configs of these projects, newest first, with this week's spend."""
+    query = select(AutopilotConfig).where(AutopilotConfig.project_id.in_(project_ids))
+    if active_only:
+        query = query.where(AutopilotConfig.is_active.is_(True))
+    now = utcnow()
+    items = []
+    for config in await session.scalars(query.order_by(AutopilotConfig.created_at.desc(), AutopilotConfig.id)):
+        items.append(
+            {
+                "id": str(config.id),
+                "name": config.name,
+                "project_id": str(config.project_id),
+                "recipe_id": config.recipe_slug,
+                "is_active": config.is_active,
+                "mode": config.mode,
+                "schedule_config": schedule_config(config),
+                "approval_mode": config.approval_mode,
+                "max_credits_per_run": config.max_credits_per_run,
+                "max_credits_per_week": config.max_credits_per_week,
+                "credits_used_this_week": await credits_used_this_week(session, config, now),
+                "last_run_at": iso(config.last_run_at),
+                "next_run_at": iso(config.next_run_at),
+                "created_at": iso(config.created_at),
+            }
+        )
+    return items
+
+
+async def status(*, session: AsyncSession, project_ids: Sequence[uuid.UUID]) -> dict[str, Any]:
+    """get_autopilot_status's payload over these projects."""
+    active = await session.scalar(
+        select(func.count())
+        .select_from(AutopilotConfig)
+        .where(AutopilotConfig.project_id.in_(project_ids), AutopilotConfig.is_active.is_(True))
+    )
+    runs = list(
+        await session.scalars(
+            select(AutopilotRun)
+            .where(AutopilotRun.project_id.in_(project_ids))
+            .order_by(AutopilotRun.started_at.desc(), AutopilotRun.id)
+            .limit(RECENT_RUNS)
+        )
+    )
+    jobs = await recipe_jobs(session, runs)
+    recent = []
+    for run in runs:
+        state, spent, completed_at = run_state(run, jobs)
+        recent.append(
+            {
+                "id": str(run.id),
+                "config_id": str(run.config_id),
+                "status": state,
+                "reason": run.reason,
+                "started_at": iso(run.started_at),
+                "completed_at": iso(completed_at),
+                "credits_used": spent,
+                "pipeline_id": run.pipeline_id,
+                "recipe_run_id": str(run.recipe_run_id) if run.recipe_run_id else None,
+            }
+        )
+    pending = await session.scalar(
+        select(func.count())
+        .select_from(ApprovalItem)
+        .where(ApprovalItem.project_id.in_(project_ids), ApprovalItem.status == "pending")
+    )
+    return {"activeConfigs": int(active or 0), "recentRuns": recent, "pendingApprovals": int(pending or 0)}
+
+
+def reason_of(error: ToolError) -> str:
+    """A run's recorded reason from a tool error: its type and message, bounded."""
+    return f"{error.error_type}: {error.message}"[:1000]
