@@ -19,6 +19,7 @@ from toolhost.platform import accounts
 from toolhost.platform.context import ToolContext
 from toolhost.platform.fields import Platform, TextFormat, UUIDStr
 from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.models import Account
 from toolhost.platform.registry import Registry, ToolInput, ToolOutput, registry
 from toolhost.platform.runtime import Platform as Runtime
 
@@ -334,3 +335,19 @@ async def test_a_recipe_estimated_over_the_budget_is_skipped(tenant: Tenant, pla
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     assert run["status"] == "skipped" and "exceed the remaining budget of 5" in run["reason"]
     assert run["recipe_run_id"] is None
+
+
+async def test_a_tier_downgrade_applies_to_the_next_run(
+    tenant: Tenant, platform: Runtime, pipeline_calls: list[dict[str, Any]]
+) -> None:
+    created = await tenant.data("create_autopilot_config", {**PIPELINE_CONFIG, "project_id": str(tenant.project_id)})
+    async with platform.session_factory() as session, session.begin():
+        account = await session.get(Account, tenant.account_id)
+        assert account is not None
+        account.tier = "pro"
+    await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"]))
+    async with platform.session_factory() as session:
+        run = await session.scalar(select(AutopilotRun))
+    assert run is not None and run.status == "skipped"
+    assert run.reason is not None and run.reason.startswith("permission_denied: run_content_pipeline needs scope")
+    assert pipeline_calls == []

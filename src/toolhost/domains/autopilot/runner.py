@@ -32,6 +32,7 @@ from toolhost.platform.execution import Execution
 from toolhost.platform.fields import PLATFORMS
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.models import Account, ApiKey, OAuthClient
+from toolhost.platform.registry import registry
 
 logger = logging.getLogger("toolhost.autopilot")
 BATCH = 10
@@ -201,7 +202,7 @@ def _refused(execution: Execution, tool_name: str) -> Skip | None:
     error = execution.error
     if error is None:
         return None
-    if error.error_type == "not_found" and not error.raised_by_handler:
+    if registry.get(tool_name) is None:
         return Skip(f"{tool_name} is not available on this server")
     return Skip(service.reason_of(error))
 
