@@ -317,3 +317,26 @@ async def test_a_run_that_breaks_after_a_committed_stage_is_recorded_failed(
     assert status["stages_completed"] == ["budget_check", "research", "planning", "quality_check"]
     assert status["errors"] == [{"stage": "persist_plan", "message": status["errors"][0]["message"]}]
     assert status["errors"][0]["message"].startswith("internal error")
+
+
+async def test_scheduling_the_plan_after_a_run_never_schedules_its_posts_twice(
+    tenant: Tenant, platform: Platform, receiver: Receiver, session: Any
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1], platform_name="twitter")
+    await connect_webhook(platform, tenant.project_id, receiver[1], platform_name="instagram")
+    result = await run(
+        tenant, platforms=["twitter", "instagram"], days=2, schedule_confirmed=True, auto_approve_threshold=0
+    )
+    assert result["status"] == "awaiting_approval" and result["posts_scheduled"] == 2
+    items = (await tenant.data("list_plan_approvals", {"plan_id": result["plan_id"]}))["items"]
+    for item in items:
+        if item["status"] == "pending":
+            await tenant.data("respond_plan_approval", {"approval_id": item["id"], "decision": "rejected"})
+    before = await balance(platform, tenant)
+    # the run's next_action: schedule what a person approved; the twitter posts are already live
+    scheduled = await tenant.data("schedule_content_plan", {"plan_id": result["plan_id"], "response_format": "json"})
+    assert scheduled["summary"]["scheduled"] == 2 and scheduled["summary"]["failed"] == 0
+    assert await balance(platform, tenant) == before
+    posts = list(await session.scalars(select(Post).where(Post.project_id == tenant.project_id)))
+    assert len(posts) == 2
+    assert {entry["post_id"] for entry in scheduled["posts"]} == {str(post.id) for post in posts}

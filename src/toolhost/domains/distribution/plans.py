@@ -8,12 +8,15 @@ import uuid
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import select
+
 from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import service, slots
 from toolhost.domains.distribution.accounts import canonical_platform
+from toolhost.domains.distribution.models import Post
 from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality import service as quality_service
@@ -293,6 +296,25 @@ async def _schedule_one(
     fetcher: Fetcher,
 ) -> dict[str, Any]:
     session = ctx.session
+    if stored is not None:
+        # A post of this plan that is already live (scheduled by run_content_pipeline, or an earlier
+        # run under another seed) is reported, never scheduled or charged a second time.
+        existing = await session.scalar(
+            select(Post).where(
+                Post.plan_id == stored.id,
+                Post.plan_post_id == str(post.get("id")),
+                Post.platform == post["platform"],
+                Post.status.not_in(("cancelled", "failed")),
+            )
+        )
+        if existing is not None:
+            return {
+                "id": post.get("id"),
+                "platform": post["platform"],
+                "success": True,
+                "post_id": str(existing.id),
+                "job_id": str(existing.job_id) if existing.job_id else None,
+            }
     quality = post["quality"]
     if args.enforce_quality and not quality["passed"]:
         safety = any(blocker.startswith("Contains blocked term") for blocker in quality["blockers"])
