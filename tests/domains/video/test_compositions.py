@@ -10,8 +10,10 @@ import asyncio
 import base64
 import io
 import json
+import math
 import threading
 import uuid
+import wave
 from pathlib import Path
 from typing import Any
 
@@ -307,3 +309,55 @@ async def test_cancelling_a_render_stops_it_between_frames_and_refunds_once(
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "cancelled" and status["billing_status"] == "refunded" and status["r2_keys"] == []
     assert await balance(platform, tenant) == before
+
+
+def wav_base64(seconds: float) -> str:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as output:
+        output.setnchannels(1)
+        output.setsampwidth(2)
+        output.setframerate(22_050)
+        samples = int(22_050 * seconds)
+        output.writeframes(
+            b"".join(int(8000 * math.sin(i / 10)).to_bytes(2, "little", signed=True) for i in range(samples))
+        )
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def mp4_base64(color: tuple[int, int, int], frames: int) -> str:
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=30)
+        stream.width, stream.height, stream.pix_fmt = 160, 120, "yuv420p"
+        for number in range(frames):
+            frame = av.VideoFrame.from_image(Image.new("RGB", (160, 120), color))
+            frame.pts = number
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+async def test_a_voiceover_key_becomes_the_aac_track_and_a_video_key_loops_behind_the_frame(
+    tenant: Tenant, platform: Platform, client: httpx.AsyncClient
+) -> None:
+    voice = await tenant.data("upload_media", {"file_data": wav_base64(2.0), "content_type": "audio/wav"})
+    clip = await tenant.data("upload_media", {"file_data": mp4_base64((0, 0, 220), 10), "content_type": "video/mp4"})
+    props = {
+        "frames": [{"frameNumber": 1, "duration": 1, "caption": ""}],
+        "frame_media": {"1": clip["r2_key"]},
+        "voiceover_media_key": voice["r2_key"],
+    }
+    queued = await tenant.data(
+        "render_template_video",
+        {"composition_id": "StoryboardVideo", "input_props": json.dumps(props), "aspect_ratio": "1:1"},
+    )
+    assert await jobs.run_media_jobs(worker(platform)) == 1
+    status = await tenant.data("check_status", {"job_id": queued["job_id"]})
+    assert status["status"] == "completed", status
+    with av.open(io.BytesIO(await served(client, status["result_url"]))) as container:
+        assert container.streams.audio and container.streams.audio[0].codec_context.name == "aac"
+        # The audio is cut at the video's end (1 s), not the voiceover's 2 s.
+        assert container.duration is not None and container.duration / av.time_base < 1.2
+        frames = [frame.to_image() for frame in container.decode(video=0)]
+    red, green, blue = frames[20].getpixel((20, 540))  # the clip (looped after 10 frames), darkened 40 %
+    assert blue > 100 and red < 30 and green < 30

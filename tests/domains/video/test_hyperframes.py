@@ -185,3 +185,38 @@ setTimeout(() => {{ location.href = 'https://example.com/'; }}, 0);
     assert len(frames) == 3
     pixel = frames[-1].getpixel((270, 480))
     assert pixel[1] > 150 and pixel[0] < 60  # the caller's own image, still on the composition page
+
+
+@needs_chromium
+async def test_every_block_mounts_and_seeks_in_chromium_and_the_chart_grows(
+    tenant: Tenant, platform: Platform, client: httpx.AsyncClient
+) -> None:
+    listed = await tenant.data("list_hyperframes_blocks", {})
+    snippets = "\n".join(block["snippet"] for block in listed["blocks"])
+    others = [block["id"] for block in listed["blocks"] if block["id"] != "data-chart"]
+    page = f"""<!doctype html><html><body style="margin:0;background:#000">
+<div id="chart" style="position:absolute;left:0;bottom:0;width:100%;height:50%"></div>
+<div id="others" style="position:absolute;left:0;top:0;width:10px;height:10px;overflow:hidden"></div>
+{snippets}
+<script>
+const mounted = [window.hfBlocks["data-chart"](document.getElementById('chart'),
+                                               {{values: [1, 10], color: 'rgb(0,255,0)'}})];
+for (const id of {json.dumps(others)}) {{
+  const element = document.createElement('div');
+  document.getElementById('others').appendChild(element);
+  mounted.push(window.hfBlocks[id](element, {{}}));
+}}
+window.__hf = {{ duration: 1, seek(t) {{ mounted.forEach((block) => block.seek(t)); }} }};
+</script></body></html>"""
+    queued = await tenant.data(
+        "render_hyperframes", {"composition_html": page, "duration_sec": 1, "fps": 24, "quality": "draft"}
+    )
+    await jobs.run_media_jobs(worker(platform))
+    status = await tenant.data("check_status", {"job_id": queued["job_id"]})
+    assert status["status"] == "completed", status
+    response = await client.get(status["result_url"].removeprefix("http://testserver"))
+    with av.open(io.BytesIO(response.content)) as container:
+        frames = [frame.to_image() for frame in container.decode(video=0)]
+    # The second bar (right half) grows from nothing at t=0 to the full chart height by the end.
+    assert frames[0].getpixel((400, 700))[1] < 60
+    assert frames[-1].getpixel((400, 700))[1] > 200
