@@ -98,7 +98,9 @@ async def test_swipe_items_are_ranked_by_views_per_hour_in_their_own_group(tenan
     data = await tenant.data("find_winning_content", {"min_qa_score": 0})
     assert [winner["title"] for winner in data["winners"]] == ["Why nobody tells you this about pricing?", "Slow read"]
     video = data["winners"][0]
-    assert (video["source_platform"], video["qa_score"], video["velocity_vph"]) == ("youtube", 1.0, 12000.0)
+    assert (video["source_platform"], video["qa_score"]) == ("youtube", 1.0)
+    # seeded 10 hours before the call; the seconds the test itself takes may shave a cent off
+    assert video["velocity_vph"] == pytest.approx(12000.0, abs=1.0)
     assert video["metrics"] == {"views": 120_000, "likes": None, "comments": None, "shares": None}
     assert video["hook_type"] == "contrarian" and "curiosity" in video["emotional_triggers"]
     assert data["winners"][1]["source_platform"] == "web"
