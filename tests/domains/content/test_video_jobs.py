@@ -137,6 +137,7 @@ async def test_cancelling_mid_render_stops_between_frames_stores_nothing_and_ref
 ) -> None:
     reached, resume = threading.Event(), threading.Event()
     frames_rendered = [0]
+    runs: list[jobs.JobRun] = []
     checkpoint = jobs.JobRun.checkpoint
 
     def pausing_checkpoint(self: jobs.JobRun) -> None:
@@ -144,6 +145,7 @@ async def test_cancelling_mid_render_stops_between_frames_stores_nothing_and_ref
         if threading.current_thread() is not threading.main_thread():
             frames_rendered[0] += 1
             if frames_rendered[0] == 30:
+                runs.append(self)
                 reached.set()
                 resume.wait(10)
         checkpoint(self)
@@ -158,9 +160,11 @@ async def test_cancelling_mid_render_stops_between_frames_stores_nothing_and_ref
     assert await asyncio.to_thread(reached.wait, 10)
     cancelled = await tenant.data("cancel_async_job", {"job_id": job_id, "confirm": True})
     assert cancelled["refunded_credits"] == 30
+    # The worker learns of the cancel at its next heartbeat; let it, then let the render go on.
+    assert await asyncio.to_thread(runs[0].stopped.wait, 20)
     resume.set()
     await asyncio.wait_for(running, 20)
-    assert frames_rendered[0] < 60  # stopped at the next frame, not at the end (300 frames)
+    assert frames_rendered[0] == 30  # the checkpoint before frame 30 stopped it, not the end (300 frames)
     row = await job_row(platform, job_id)
     assert row.status == "cancelled" and row.output == {} and row.billing_status == "refunded"
     assert await balance(platform, tenant) == before
