@@ -8,7 +8,6 @@ import logging
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
 
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -44,15 +43,6 @@ def select_model(settings: Settings, requested: str | None) -> str:
     return BUILTIN
 
 
-def _signed_url_key(settings: Settings, url: str) -> str | None:
-    """The media key of one of toolhost's own media URLs, or None for any other URL."""
-    parts, own = urlsplit(url), urlsplit(settings.api_root)
-    if (parts.scheme, parts.netloc) != (own.scheme, own.netloc):
-        return None
-    prefix = f"{own.path.rstrip('/')}/media/"
-    return unquote(parts.path[len(prefix) :]) if parts.path.startswith(prefix) else None
-
-
 async def resolve_reference(
     *,
     session: AsyncSession,
@@ -67,7 +57,7 @@ async def resolve_reference(
     if not value.lower().startswith(("http://", "https://")):
         key = media_service.strip_scheme(value)
     else:
-        key = _signed_url_key(settings, value)
+        key = media_service.own_media_key(settings, value)
     if key is not None:
         media = await media_service.find(
             session=session, key=key, account_id=account_id, accessible_project_ids=accessible_project_ids
@@ -96,11 +86,14 @@ async def _logo(run: JobRun, logo_url: Any, project_id: uuid.UUID | None = None)
     if not isinstance(logo_url, str) or not logo_url.strip():
         return None
     try:
-        if logo_url.lower().startswith(("http://", "https://")) and _signed_url_key(run.settings, logo_url) is None:
+        if (
+            logo_url.lower().startswith(("http://", "https://"))
+            and media_service.own_media_key(run.settings, logo_url) is None
+        ):
             response = await Fetcher(run.settings.fetch).get(logo_url, max_bytes=LOGO_BYTES, timeout=10)
             data = response.ensure_success().content
         else:
-            key = _signed_url_key(run.settings, logo_url) or media_service.strip_scheme(logo_url)
+            key = media_service.own_media_key(run.settings, logo_url) or media_service.strip_scheme(logo_url)
             async with run.session_factory() as session:
                 media = await media_service.find(
                     session=session,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -126,6 +126,15 @@ def signed_url(settings: Settings, key: str, *, ttl: int | None = None) -> str:
     """A fresh URL of toolhost's media route for the key, valid `ttl` seconds."""
     expires = int(time.time()) + (ttl if ttl is not None else settings.media.url_ttl_seconds)
     return f"{settings.api_root}/media/{quote(key)}?exp={expires}&sig={signature(settings, key, expires)}"
+
+
+def own_media_key(settings: Settings, url: str) -> str | None:
+    """The media key of one of toolhost's own media URLs (what signed_url makes), or None for any other URL."""
+    parts, own = urlsplit(url), urlsplit(settings.api_root)
+    if (parts.scheme, parts.netloc) != (own.scheme, own.netloc):
+        return None
+    prefix = f"{own.path.rstrip('/')}/media/"
+    return unquote(parts.path[len(prefix) :]) if parts.path.startswith(prefix) else None
 
 
 def signature_valid(settings: Settings, key: str, expires: str, given: str) -> bool:
@@ -324,9 +333,7 @@ async def find(
     return media
 
 
-def _accessible(
-    media: MediaObject, account_id: uuid.UUID, accessible_project_ids: Sequence[uuid.UUID]
-) -> bool:
+def _accessible(media: MediaObject, account_id: uuid.UUID, accessible_project_ids: Sequence[uuid.UUID]) -> bool:
     if media.project_id is not None:
         return media.project_id in accessible_project_ids
     return media.account_id == account_id

@@ -28,7 +28,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -99,15 +99,6 @@ def require_chromium(settings: Settings) -> str:
     return path
 
 
-def own_media_key(settings: Settings, url: str) -> str | None:
-    """The media key of one of toolhost's own media URLs (signed URLs), or None for any other URL."""
-    parts, own = urlsplit(url), urlsplit(settings.api_root)
-    if (parts.scheme, parts.netloc) != (own.scheme, own.netloc):
-        return None
-    prefix = f"{own.path.rstrip('/')}/media/"
-    return unquote(parts.path[len(prefix) :]) if parts.path.startswith(prefix) else None
-
-
 async def check_request(
     *,
     session: AsyncSession,
@@ -129,7 +120,7 @@ async def check_request(
     assert composition_url is not None
     value = composition_url.strip()
     key = (
-        own_media_key(settings, value)
+        media_service.own_media_key(settings, value)
         if value.lower().startswith(("http://", "https://"))
         else media_service.strip_scheme(value)
     )
@@ -345,7 +336,7 @@ class Subresources:
         if url.startswith(f"{ORIGIN}/media/"):
             key: str | None = unquote(url[len(f"{ORIGIN}/media/") :].split("?", 1)[0])
         else:
-            key = own_media_key(settings, url)
+            key = media_service.own_media_key(settings, url)
         if key is not None:
             async with self.run.session_factory() as session:
                 media = await media_service.find(
