@@ -89,9 +89,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
         raw_posts = [post.model_dump(exclude_none=True) for post in args.plan.posts]
         plan_accounts = dict(args.plan.account_ids or {})
     else:
-        raise ValidationFailed(
-            "give plan_id or plan", field_errors=[{"path": "plan_id", "message": "required"}]
-        )
+        raise ValidationFailed("give plan_id or plan", field_errors=[{"path": "plan_id", "message": "required"}])
     plan_ref = str(stored.id) if stored else "inline"
 
     # (2) Approval gate, failing closed.
@@ -110,9 +108,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
             item = decided.get(str(post.get("id")))
             if item is None:
                 continue
-            overlay = {
-                name: value for name, value in (item.edited_post or {}).items() if name in OVERLAY_FIELDS
-            }
+            overlay = {name: value for name, value in (item.edited_post or {}).items() if name in OVERLAY_FIELDS}
             eligible.append({**post, **overlay})
     else:
         approvals["total"] = len(raw_posts)
@@ -206,9 +202,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
     # (6) Account routing for every platform, before anything is created or debited.
     merged: dict[str, str] = {}
     sources = [plan_accounts, args.account_ids or {}] + [
-        {post["platform"]: post["connected_account_id"]}
-        for post in candidates
-        if post.get("connected_account_id")
+        {post["platform"]: post["connected_account_id"]} for post in candidates if post.get("connected_account_id")
     ]
     for source in sources:
         for name, value in source.items():
@@ -226,9 +220,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
             project_id=ctx.project_id,
             platforms=sorted({post["platform"] for post in to_route}),
             account_ids={
-                platform: merged[platform]
-                for platform in merged
-                if platform in {post["platform"] for post in to_route}
+                platform: merged[platform] for platform in merged if platform in {post["platform"] for post in to_route}
             },
         )
         if to_route
@@ -262,9 +254,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
     }
 
 
-def _signals_for(
-    judge: quality_service.BrandJudge, brand: BrandContext, platform: str, text: str
-) -> BrandSignals:
+def _signals_for(judge: quality_service.BrandJudge, brand: BrandContext, platform: str, text: str) -> BrandSignals:
     """The brand signals of one post: the brand's terms plus its platform override's avoid patterns."""
     signals = judge.signals(text)
     voice = brand.voice_for(platform)
@@ -337,74 +327,25 @@ async def _schedule_one(
         seed=args.idempotency_seed,
     )
     fingerprint = service.request_hash({"key": key})
-    previous = await service.replay(
-        session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint
-    )
+    previous = await service.replay(session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint)
     if previous is not None:
         return previous
     try:
-        async with session.begin_nested():
-            scheduled_at = service.future_datetime(str(post["schedule_at"]), "schedule_at")
-            hashtags = service.normalize_hashtags(post.get("hashtags"))
-            media_url = str(post.get("media_url") or "")
-            is_key = bool(media_url) and not str(media_url).lower().startswith(("http://", "https://"))
-            media = await service.resolve_media(
-                session=session,
-                settings=ctx.settings,
-                fetcher=fetcher,
-                account_id=ctx.principal.account_id,
-                project_id=ctx.project_id,
-                accessible_project_ids=ctx.accessible_project_ids,
-                urls=[media_url] if media_url and not is_key else [],
-                keys=[media_url] if is_key else [],
-                job_ids=[],
-                auto_rehost=True,
-            )
-            media_type = service.infer_media_type(media, None)
-            metadata = service.with_disclosure_defaults(post.get("platform_metadata") or {})
-            service.check_platform_rules(
-                platforms=[post["platform"]],
-                text=service.published_text(post["caption"], hashtags),
-                title=post.get("title"),
-                media_type=media_type,
-                media_count=len(media.entries),
-                metadata=metadata,
-            )
-            await ctx.charge(1)
-            created = await service.create_posts(
-                session=session,
-                request=service.PostRequest(
-                    project_id=ctx.project_id,
-                    account_id=ctx.principal.account_id,
-                    routed={post["platform"]: routed[post["platform"]]},
-                    caption=post["caption"],
-                    title=post.get("title"),
-                    hashtags=hashtags,
-                    media=media.entries,
-                    media_type=media_type,
-                    metadata=metadata,
-                    scheduled_at=scheduled_at,
-                    key=key,
-                    credits_per_post=1,
-                    plan_id=stored.id if stored else None,
-                    plan_post_id=str(post.get("id")),
-                ),
-            )
-            row, job = created[post["platform"]]
-            result = {
-                "id": post.get("id"),
-                "platform": post["platform"],
-                "success": True,
-                "post_id": str(row.id),
-                "job_id": str(job.id),
-            }
-            record = await service.remember(
-                session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint
-            )
-            if record is not None:
-                record.payload = result
-            await session.flush()
-            return result
+        return await service.schedule_plan_post(
+            session=session,
+            settings=ctx.settings,
+            fetcher=fetcher,
+            charge=ctx.charge,
+            account_id=ctx.principal.account_id,
+            project_id=ctx.project_id,
+            accessible_project_ids=ctx.accessible_project_ids,
+            post=post,
+            account=routed[post["platform"]],
+            schedule_at=str(post["schedule_at"]),
+            key=key,
+            fingerprint=fingerprint,
+            plan_id=stored.id if stored else None,
+        )
     except BillingFailed as error:
         return _failure(post, error.message, "unknown")
     except NotFound as error:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
@@ -100,9 +100,7 @@ def derived_key(
         "media": media,
         "scheduleAt": schedule_at,
     }
-    return hashlib.sha256(json.dumps(document, separators=(",", ":"), sort_keys=True).encode()).hexdigest()[
-        :64
-    ]
+    return hashlib.sha256(json.dumps(document, separators=(",", ":"), sort_keys=True).encode()).hexdigest()[:64]
 
 
 def request_hash(arguments: dict[str, Any]) -> str:
@@ -112,14 +110,10 @@ def request_hash(arguments: dict[str, Any]) -> str:
     ).hexdigest()
 
 
-async def replay(
-    *, session: AsyncSession, project_id: uuid.UUID, key: str, fingerprint: str
-) -> dict[str, Any] | None:
+async def replay(*, session: AsyncSession, project_id: uuid.UUID, key: str, fingerprint: str) -> dict[str, Any] | None:
     """The stored answer of a key used in the last 7 days, or None; a different request is conflict."""
     record = await session.scalar(
-        select(IdempotencyRecord).where(
-            IdempotencyRecord.project_id == project_id, IdempotencyRecord.key == key
-        )
+        select(IdempotencyRecord).where(IdempotencyRecord.project_id == project_id, IdempotencyRecord.key == key)
     )
     if record is None:
         return None
@@ -260,19 +254,13 @@ def final_caption(settings: Settings, caption: str | None, attribution: bool) ->
     """The caption as published: with the operator's attribution line when asked."""
     text = (caption or "").strip()
     if attribution:
-        text = (
-            f"{text}\n\n{settings.distribution.attribution_text}"
-            if text
-            else settings.distribution.attribution_text
-        )
+        text = f"{text}\n\n{settings.distribution.attribution_text}" if text else settings.distribution.attribution_text
     return text
 
 
 def normalize_hashtags(hashtags: Sequence[str] | None) -> list[str]:
     """Hashtags with their "#", empty ones dropped."""
-    return [
-        tag if tag.startswith("#") else f"#{tag}" for tag in (tag.strip() for tag in hashtags or []) if tag
-    ]
+    return [tag if tag.startswith("#") else f"#{tag}" for tag in (tag.strip() for tag in hashtags or []) if tag]
 
 
 def published_text(caption: str, hashtags: Sequence[str]) -> str:
@@ -325,9 +313,7 @@ def check_platform_rules(
             raise ValidationFailed(
                 "branded content cannot be SELF_ONLY on tiktok",
                 code="TIKTOK_BRANDED_SELF_ONLY_CONFLICT",
-                field_errors=[
-                    {"path": "platform_metadata.tiktok.privacy_status", "message": "not SELF_ONLY"}
-                ],
+                field_errors=[{"path": "platform_metadata.tiktok.privacy_status", "message": "not SELF_ONLY"}],
             )
 
 
@@ -409,9 +395,93 @@ async def create_posts(*, session: AsyncSession, request: PostRequest) -> dict[s
     return created
 
 
-def schedule_payload(
-    created: dict[str, tuple[Post, Job]], scheduled_at: datetime | None, key: str
+async def schedule_plan_post(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    fetcher: Fetcher,
+    charge: Callable[[int], Awaitable[None]],
+    account_id: uuid.UUID,
+    project_id: uuid.UUID,
+    accessible_project_ids: Sequence[uuid.UUID],
+    post: dict[str, Any],
+    account: ConnectedAccount,
+    schedule_at: str,
+    key: str,
+    fingerprint: str,
+    plan_id: uuid.UUID | None,
 ) -> dict[str, Any]:
+    """One plan post scheduled as schedule_post would, 1 credit, in a savepoint; remembered under its key.
+
+    schedule_content_plan and run_content_pipeline both schedule plan posts this way; each handles the
+    errors it raises in its own terms.
+    """
+    platform = str(post["platform"])
+    async with session.begin_nested():
+        scheduled_at = future_datetime(schedule_at, "schedule_at")
+        hashtags = normalize_hashtags(post.get("hashtags"))
+        media_url = str(post.get("media_url") or "")
+        is_key = bool(media_url) and not media_url.lower().startswith(("http://", "https://"))
+        media = await resolve_media(
+            session=session,
+            settings=settings,
+            fetcher=fetcher,
+            account_id=account_id,
+            project_id=project_id,
+            accessible_project_ids=accessible_project_ids,
+            urls=[media_url] if media_url and not is_key else [],
+            keys=[media_url] if is_key else [],
+            job_ids=[],
+            auto_rehost=True,
+        )
+        media_type = infer_media_type(media, None)
+        metadata = with_disclosure_defaults(post.get("platform_metadata") or {})
+        caption = str(post.get("caption") or "")
+        check_platform_rules(
+            platforms=[platform],
+            text=published_text(caption, hashtags),
+            title=post.get("title"),
+            media_type=media_type,
+            media_count=len(media.entries),
+            metadata=metadata,
+        )
+        await charge(1)
+        created = await create_posts(
+            session=session,
+            request=PostRequest(
+                project_id=project_id,
+                account_id=account_id,
+                routed={platform: account},
+                caption=caption,
+                title=post.get("title"),
+                hashtags=hashtags,
+                media=media.entries,
+                media_type=media_type,
+                metadata=metadata,
+                scheduled_at=scheduled_at,
+                key=key,
+                credits_per_post=1,
+                plan_id=plan_id,
+                plan_post_id=str(post.get("id")),
+            ),
+        )
+        row, job = created[platform]
+        result = {
+            "id": post.get("id"),
+            "platform": platform,
+            "success": True,
+            "post_id": str(row.id),
+            "job_id": str(job.id),
+            "scheduled_at": schedule_at,
+        }
+        record = await remember(session=session, project_id=project_id, key=key, fingerprint=fingerprint)
+        if record is not None:
+            record.payload = result
+        await session.flush()
+    return result
+
+
+def schedule_payload(created: dict[str, tuple[Post, Job]], scheduled_at: datetime | None, key: str) -> dict[str, Any]:
     """The schedule_post payload for the created rows."""
     return {
         "success": True,
@@ -424,9 +494,7 @@ def schedule_payload(
     }
 
 
-async def post_of_project(
-    session: AsyncSession, post_id: str, project_ids: Sequence[uuid.UUID]
-) -> uuid.UUID | None:
+async def post_of_project(session: AsyncSession, post_id: str, project_ids: Sequence[uuid.UUID]) -> uuid.UUID | None:
     """The object lookup of `post_id`: the post's project, searched only among `project_ids`."""
     try:
         parsed = uuid.UUID(post_id)
@@ -434,9 +502,7 @@ async def post_of_project(
         return None
     if not project_ids:
         return None
-    return await session.scalar(
-        select(Post.project_id).where(Post.id == parsed, Post.project_id.in_(project_ids))
-    )
+    return await session.scalar(select(Post.project_id).where(Post.id == parsed, Post.project_id.in_(project_ids)))
 
 
 async def _locked_post(session: AsyncSession, post_id: str, project_id: uuid.UUID) -> Post:
@@ -459,14 +525,10 @@ async def reschedule(
 ) -> dict[str, Any]:
     """Moves a pending/scheduled post to a new future time with one conditional update."""
     new_time = future_datetime(scheduled_at, "scheduled_at")
-    expected = (
-        parse_datetime(expected_scheduled_at, "expected_scheduled_at") if expected_scheduled_at else None
-    )
+    expected = parse_datetime(expected_scheduled_at, "expected_scheduled_at") if expected_scheduled_at else None
     post = await _locked_post(session, post_id, project_id)
     if post.status == "publishing":
-        raise Conflict(
-            "the post is being published now", code="publishing_in_progress", current_status=post.status
-        )
+        raise Conflict("the post is being published now", code="publishing_in_progress", current_status=post.status)
     if post.status not in RESCHEDULABLE:
         raise Conflict(
             f"a {post.status} post cannot be rescheduled",
@@ -488,9 +550,7 @@ async def reschedule(
         .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
-        raise Conflict(
-            "the post is being published now", code="publishing_in_progress", current_status="publishing"
-        )
+        raise Conflict("the post is being published now", code="publishing_in_progress", current_status="publishing")
     return {
         "success": True,
         "post_id": str(post.id),
@@ -500,9 +560,7 @@ async def reschedule(
     }
 
 
-async def settle_failed_or_cancelled(
-    session: AsyncSession, post: Post, *, job_status: str, reason: str
-) -> int:
+async def settle_failed_or_cancelled(session: AsyncSession, post: Post, *, job_status: str, reason: str) -> int:
     """Refunds a post's credit once and closes its job; returns the credits refunded now."""
     refunded = 0
     if post.credits and not post.refunded:
@@ -515,10 +573,7 @@ async def settle_failed_or_cancelled(
         )
         refunded = post.credits
     await session.execute(
-        update(Post)
-        .where(Post.id == post.id)
-        .values(refunded=True)
-        .execution_options(synchronize_session=False)
+        update(Post).where(Post.id == post.id).values(refunded=True).execution_options(synchronize_session=False)
     )
     if post.job_id is not None:
         await session.execute(
@@ -550,13 +605,9 @@ async def cancel(*, session: AsyncSession, project_id: uuid.UUID, post_id: str) 
             "message": "The post was already cancelled; nothing was refunded twice.",
         }
     if post.status == "publishing":
-        raise Conflict(
-            "the post is being published now", code="publishing_in_progress", current_status=post.status
-        )
+        raise Conflict("the post is being published now", code="publishing_in_progress", current_status=post.status)
     if post.status not in CANCELLABLE:
-        raise Conflict(
-            f"a {post.status} post cannot be cancelled", code="not_cancellable", current_status=post.status
-        )
+        raise Conflict(f"a {post.status} post cannot be cancelled", code="not_cancellable", current_status=post.status)
     result = await session.execute(
         update(Post)
         .where(Post.id == post.id, Post.status.in_(CANCELLABLE))
@@ -564,12 +615,8 @@ async def cancel(*, session: AsyncSession, project_id: uuid.UUID, post_id: str) 
         .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
-        raise Conflict(
-            "the post is being published now", code="publishing_in_progress", current_status="publishing"
-        )
-    refunded = await settle_failed_or_cancelled(
-        session, post, job_status="cancelled", reason="cancelled_by_user"
-    )
+        raise Conflict("the post is being published now", code="publishing_in_progress", current_status="publishing")
+    refunded = await settle_failed_or_cancelled(session, post, job_status="cancelled", reason="cancelled_by_user")
     return {
         "success": True,
         "cancelled": True,
@@ -590,9 +637,7 @@ async def list_recent(
     limit: int,
 ) -> list[dict[str, Any]]:
     """The project's posts created in the last `days`, newest first."""
-    query = select(Post).where(
-        Post.project_id == project_id, Post.created_at >= utcnow() - timedelta(days=days)
-    )
+    query = select(Post).where(Post.project_id == project_id, Post.created_at >= utcnow() - timedelta(days=days))
     if platform:
         query = query.where(Post.platform == platform)
     if status == "scheduled":
@@ -634,9 +679,7 @@ async def schedule(
     caption = final_caption(settings, arguments.get("caption"), bool(arguments.get("attribution")))
     title = (arguments.get("title") or "").strip() or None
     if not caption and not title:
-        raise ValidationFailed(
-            "give a caption or a title", field_errors=[{"path": "caption", "message": "required"}]
-        )
+        raise ValidationFailed("give a caption or a title", field_errors=[{"path": "caption", "message": "required"}])
     platforms = list(dict.fromkeys(arguments["platforms"]))
     families = [
         name
@@ -664,15 +707,11 @@ async def schedule(
         media=media_reference,
         schedule_at=arguments.get("schedule_at"),
     )
-    fingerprint = request_hash(
-        {name: value for name, value in arguments.items() if name != "response_format"}
-    )
+    fingerprint = request_hash({name: value for name, value in arguments.items() if name != "response_format"})
     previous = await replay(session=session, project_id=project_id, key=key, fingerprint=fingerprint)
     if previous is not None:
         return previous, True
-    scheduled_at = (
-        future_datetime(arguments["schedule_at"], "schedule_at") if arguments.get("schedule_at") else None
-    )
+    scheduled_at = future_datetime(arguments["schedule_at"], "schedule_at") if arguments.get("schedule_at") else None
     routed = await accounts_service.route(
         session=session,
         project_id=project_id,

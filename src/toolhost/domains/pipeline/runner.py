@@ -361,70 +361,21 @@ async def _schedule_one(
     )
     if previous is not None:
         return {**previous, "charged": False}
-    platform = str(post["platform"])
-    async with session.begin_nested():
-        scheduled_at = distribution_service.future_datetime(when, "schedule_at")
-        hashtags = distribution_service.normalize_hashtags(post.get("hashtags"))
-        media_url = str(post.get("media_url") or "")
-        is_key = bool(media_url) and not media_url.lower().startswith(("http://", "https://"))
-        media = await distribution_service.resolve_media(
-            session=session,
-            settings=ctx.settings,
-            fetcher=fetcher,
-            account_id=ctx.principal.account_id,
-            project_id=ctx.project_id,
-            accessible_project_ids=ctx.accessible_project_ids,
-            urls=[media_url] if media_url and not is_key else [],
-            keys=[media_url] if is_key else [],
-            job_ids=[],
-            auto_rehost=True,
-        )
-        media_type = distribution_service.infer_media_type(media, None)
-        metadata = distribution_service.with_disclosure_defaults({})
-        caption = str(post.get("caption") or "")
-        distribution_service.check_platform_rules(
-            platforms=[platform],
-            text=distribution_service.published_text(caption, hashtags),
-            title=post.get("title"),
-            media_type=media_type,
-            media_count=len(media.entries),
-            metadata=metadata,
-        )
-        await ctx.charge(1)
-        created = await distribution_service.create_posts(
-            session=session,
-            request=distribution_service.PostRequest(
-                project_id=ctx.project_id,
-                account_id=ctx.principal.account_id,
-                routed={platform: account},
-                caption=caption,
-                title=post.get("title"),
-                hashtags=hashtags,
-                media=media.entries,
-                media_type=media_type,
-                metadata=metadata,
-                scheduled_at=scheduled_at,
-                key=key,
-                credits_per_post=1,
-                plan_id=plan.id,
-                plan_post_id=str(post["id"]),
-            ),
-        )
-        row, job = created[platform]
-        result = {
-            "id": post["id"],
-            "platform": platform,
-            "success": True,
-            "post_id": str(row.id),
-            "job_id": str(job.id),
-            "scheduled_at": when,
-        }
-        remembered = await distribution_service.remember(
-            session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint
-        )
-        if remembered is not None:
-            remembered.payload = result
-        await session.flush()
+    result = await distribution_service.schedule_plan_post(
+        session=session,
+        settings=ctx.settings,
+        fetcher=fetcher,
+        charge=ctx.charge,
+        account_id=ctx.principal.account_id,
+        project_id=ctx.project_id,
+        accessible_project_ids=ctx.accessible_project_ids,
+        post=post,
+        account=account,
+        schedule_at=when,
+        key=key,
+        fingerprint=fingerprint,
+        plan_id=plan.id,
+    )
     return {**result, "charged": True}
 
 
