@@ -44,6 +44,7 @@ MODEL_MODULES: tuple[str, ...] = (
 )
 
 POLLERS: tuple[str, ...] = (
+    "toolhost.platform.credits.release_expired_holds",
     "toolhost.domains.distribution.dispatcher.publish_due_posts",
     "toolhost.domains.media.retention.sweep_expired_media",
     "toolhost.domains.analytics.refresh.refresh_due_analytics",

@@ -70,6 +70,14 @@ class CreditSettings(BaseModel):
     max_assets_per_run: int | None = Field(
         default=None, description="Per-run asset budget; unset = unlimited."
     )
+    hold_seconds: int = Field(
+        default=120,
+        ge=1,
+        description=(
+            "Lifetime of a call's credit hold without renewal; the process running the call renews it every "
+            "third of this, so only a hold whose process died expires, and the worker then returns it."
+        ),
+    )
 
 
 class PolicySettings(BaseModel):

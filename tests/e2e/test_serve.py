@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -77,9 +78,10 @@ def run_cli(workdir: Path, port: int, *arguments: str) -> str:
     return finished.stdout
 
 
-def environment(port: int) -> dict[str, str]:
+def environment(port: int, **settings: str) -> dict[str, str]:
     return {
         **{name: value for name, value in os.environ.items() if not name.startswith("TOOLHOST_")},
+        **settings,
         "TOOLHOST_PORT": str(port),
         "TOOLHOST_PUBLIC_URL": f"http://127.0.0.1:{port}",
         "TOOLHOST_FETCH__ALLOW": '["127.0.0.1"]',
@@ -89,11 +91,11 @@ def environment(port: int) -> dict[str, str]:
     }
 
 
-def start(workdir: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
+def start(workdir: Path, port: int, **settings: str) -> tuple[subprocess.Popen[str], list[str]]:
     process = subprocess.Popen(
         toolhost_command("serve"),
         cwd=workdir,
-        env=environment(port),
+        env=environment(port, **settings),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -183,5 +185,72 @@ def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, 
         output = "".join(lines)
         assert "thk_live_" not in output
         assert "toolhost keys create" in output
+    finally:
+        stop(again)
+
+
+class HangingSite(BaseHTTPRequestHandler):
+    """A site that never answers until the test lets it go; it counts the requests it received."""
+
+    received = threading.Event()
+    release = threading.Event()
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        HangingSite.received.set()
+        HangingSite.release.wait(timeout=30)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's signature
+        return
+
+
+def balance(base: str, headers: dict[str, str]) -> int:
+    answer = httpx.post(f"{base}/v1/tools/get_credit_balance", headers=headers, json={"response_format": "json"})
+    return int(answer.json()["structuredContent"]["balance"])
+
+
+def test_a_hold_left_by_a_server_killed_mid_call_is_returned_by_the_next_servers_worker(tmp_path: Path) -> None:
+    HangingSite.received.clear()
+    HangingSite.release.clear()
+    site = ThreadingHTTPServer(("127.0.0.1", 0), HangingSite)
+    site.daemon_threads = True
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    port = free_port()
+    hold_settings = {"TOOLHOST_CREDITS__HOLD_SECONDS": "1"}
+    process, lines = start(tmp_path, port, **hold_settings)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", "".join(lines)).group(1)  # type: ignore[union-attr]
+        headers = {"Authorization": f"Bearer {key}"}
+        before = balance(base, headers)
+
+        def call() -> None:
+            url = f"http://127.0.0.1:{site.server_address[1]}/"
+            # The server is killed under this call.
+            with contextlib.suppress(httpx.TransportError):
+                httpx.post(f"{base}/v1/tools/extract_brand", headers=headers, json={"url": url}, timeout=30)
+
+        caller = threading.Thread(target=call, daemon=True)
+        caller.start()
+        assert HangingSite.received.wait(timeout=20)
+        assert balance(base, headers) == before - 2  # the call's hold
+        process.kill()
+        process.wait(timeout=20)
+        caller.join(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=20)
+        if process.stdout is not None:
+            process.stdout.close()
+        HangingSite.release.set()
+        site.shutdown()
+        site.server_close()
+
+    again, _ = start(tmp_path, port, **hold_settings)
+    try:
+        deadline = time.monotonic() + 20
+        while balance(base, headers) != before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert balance(base, headers) == before
     finally:
         stop(again)

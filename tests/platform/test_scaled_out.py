@@ -63,13 +63,18 @@ async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tup
     outcomes = [execution.error.error_type if execution.error else "ok" for execution in executions]
     async with platform.session_factory() as session:
         final = await session.scalar(select(Account.credit_balance).where(Account.id == account.id))
-        debits = await session.scalar(
+        holds = await session.scalar(
             select(func.count())
             .select_from(CreditEntry)
-            .where(CreditEntry.account_id == account.id, CreditEntry.kind == "debit")
+            .where(CreditEntry.account_id == account.id, CreditEntry.kind == "hold")
+        )
+        settlements = await session.scalar(
+            select(func.count())
+            .select_from(CreditEntry)
+            .where(CreditEntry.account_id == account.id, CreditEntry.kind == "settle", CreditEntry.amount == 0)
         )
     assert final == 0
-    assert debits == balance
+    assert holds == settlements == balance
     return outcomes, int(final)
 
 
@@ -241,6 +246,7 @@ async def test_a_long_run_header_is_cut_to_the_stored_length_on_postgresql(postg
                 headers={"Authorization": f"Bearer {issued.plaintext}", "X-Toolhost-Run": "r" * 500},
             )
         assert response.status_code == 200, response.text
+        await platform.usage.flush()
         async with platform.session_factory() as session:
             stored = await session.scalar(select(UsageRecord.run_id).where(UsageRecord.account_id == account.id))
         assert stored == "r" * 128

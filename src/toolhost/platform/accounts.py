@@ -7,8 +7,9 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
@@ -58,9 +59,7 @@ async def create_account(session: AsyncSession, *, name: str, tier: str, setting
     )
     session.add(account)
     await session.flush()
-    session.add(
-        CreditEntry(account_id=account.id, period=account.credit_period, kind="allocation", amount=allocation)
-    )
+    session.add(CreditEntry(account_id=account.id, period=account.credit_period, kind="allocation", amount=allocation))
     return account
 
 
@@ -89,9 +88,7 @@ async def create_project(session: AsyncSession, *, account_id: uuid.UUID, name: 
 async def list_projects(session: AsyncSession, *, account_id: uuid.UUID) -> list[Project]:
     """The account's projects, oldest first."""
     return list(
-        await session.scalars(
-            select(Project).where(Project.account_id == account_id).order_by(Project.created_at)
-        )
+        await session.scalars(select(Project).where(Project.account_id == account_id).order_by(Project.created_at))
     )
 
 
@@ -134,9 +131,7 @@ async def create_key(
     _checked_scopes(granted_scopes, account.tier)
     await _checked_binding(session, account, project_id)
     active = await session.scalar(
-        select(func.count())
-        .select_from(ApiKey)
-        .where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
+        select(func.count()).select_from(ApiKey).where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
     )
     limit = settings.credits.key_limits[account.tier]
     if (active or 0) >= limit:
@@ -164,6 +159,24 @@ async def list_keys(session: AsyncSession, *, account_id: uuid.UUID | None = Non
     return list(await session.scalars(query))
 
 
+class CredentialChanges:
+    """A counter this process bumps when a revocation commits, so cached principals are dropped at once.
+
+    Other processes see a revocation when their cache entries lapse (`auth.PRINCIPAL_CACHE_SECONDS`).
+    """
+
+    generation = 0
+
+    @classmethod
+    def after_commit_of(cls, session: AsyncSession) -> None:
+        """Bumps the counter when `session` commits (a rolled-back revocation changes nothing)."""
+
+        def bump(_session: Any) -> None:
+            cls.generation += 1
+
+        event.listen(session.sync_session, "after_commit", bump, once=True)
+
+
 async def revoke_key(session: AsyncSession, *, key_id: uuid.UUID) -> ApiKey:
     """Revokes a key at once; later calls with it are unauthenticated."""
     key = await session.get(ApiKey, key_id)
@@ -171,6 +184,7 @@ async def revoke_key(session: AsyncSession, *, key_id: uuid.UUID) -> ApiKey:
         raise NotFound(f"No key found with ID {key_id}")
     if key.revoked_at is None:
         key.revoked_at = datetime.now(UTC)
+        CredentialChanges.after_commit_of(session)
     return key
 
 
@@ -207,6 +221,7 @@ async def revoke_client(session: AsyncSession, *, client_id: str) -> OAuthClient
         raise NotFound(f"No OAuth client {client_id}")
     if client.revoked_at is None:
         client.revoked_at = datetime.now(UTC)
+        CredentialChanges.after_commit_of(session)
     return client
 
 
@@ -219,10 +234,6 @@ async def bootstrap(session: AsyncSession, *, settings: Settings) -> IssuedKey |
     )
     await create_project(session, account_id=account.id, name=settings.bootstrap.project_name)
     granted = (
-        [scopes.FULL]
-        if scopes.tier_allows([scopes.FULL], account.tier)
-        else sorted(scopes.TIER_SCOPES[account.tier])
+        [scopes.FULL] if scopes.tier_allows([scopes.FULL], account.tier) else sorted(scopes.TIER_SCOPES[account.tier])
     )
-    return await create_key(
-        session, account_id=account.id, name="bootstrap", granted_scopes=granted, settings=settings
-    )
+    return await create_key(session, account_id=account.id, name="bootstrap", granted_scopes=granted, settings=settings)

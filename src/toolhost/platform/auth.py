@@ -4,24 +4,31 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import jwt
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.config import Settings
 from toolhost.platform import scopes
-from toolhost.platform.accounts import KEY_PREFIX, hash_secret
+from toolhost.platform.accounts import KEY_PREFIX, CredentialChanges, hash_secret
 from toolhost.platform.context import Principal
 from toolhost.platform.models import Account, ApiKey, OAuthClient
 from toolhost.platform.results import Unauthenticated
+from toolhost.platform.usage import UsageRecorder
 
 TOKEN_LIFETIME = timedelta(hours=1)
-LAST_USED_RESOLUTION = timedelta(minutes=1)
+# A key's last use is recorded at minute resolution, so a busy key does not add a write every second.
+LAST_USED_RESOLUTION_SECONDS = 60.0
 JWT_ALGORITHM = "HS256"
+# How long a resolved credential is reused without a database read: the bound on how late another
+# process sees a revocation (this process drops its entries at once, see CredentialChanges).
+PRINCIPAL_CACHE_SECONDS = 1.0
+PRINCIPAL_CACHE_ENTRIES = 10_000
 
 
 def presented_credential(authorization: str | None, api_key_header: str | None) -> str | None:
@@ -49,12 +56,25 @@ class IssuedToken:
     scope: str
 
 
-class Authenticator:
-    """Resolves credentials against the database; one per app."""
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    principal: Principal
+    fresh_until: float
+    generation: int
+    expires_at: datetime | None
 
-    def __init__(self, *, settings: Settings, session_factory: async_sessionmaker[AsyncSession]) -> None:
+
+class Authenticator:
+    """Resolves credentials against the database, reusing each answer for a second; one per process."""
+
+    def __init__(
+        self, *, settings: Settings, session_factory: async_sessionmaker[AsyncSession], usage: UsageRecorder
+    ) -> None:
         self._settings = settings
         self._session_factory = session_factory
+        self._usage = usage
+        self._cache: dict[str, _Cached] = {}
+        self._last_use_recorded: dict[uuid.UUID, float] = {}
 
     async def authenticate(
         self, credential: str | None, *, run_id: str | None = None, client_ip: str | None = None
@@ -62,14 +82,53 @@ class Authenticator:
         """The caller behind a credential, or `unauthenticated` (never saying which check failed)."""
         if credential is None:
             raise Unauthenticated("missing credential: send Authorization: Bearer <key or token>")
-        if credential.startswith(KEY_PREFIX):
-            principal = await self._from_key(credential)
-        else:
-            principal = await self._from_token(credential)
+        is_key = credential.startswith(KEY_PREFIX)
+        cache_key = hash_secret(credential) if is_key else credential
+        principal = self._cached(cache_key)
+        if principal is None:
+            generation = CredentialChanges.generation
+            principal, expires_at = await (self._from_key(cache_key) if is_key else self._from_token(credential))
+            if len(self._cache) >= PRINCIPAL_CACHE_ENTRIES:
+                self._cache.clear()
+            self._cache[cache_key] = _Cached(
+                principal=principal,
+                fresh_until=time.monotonic() + PRINCIPAL_CACHE_SECONDS,
+                generation=generation,
+                expires_at=expires_at,
+            )
+        if is_key and principal.credential_id is not None:
+            self._record_use(principal.credential_id)
+        if run_id is None and client_ip is None:
+            return principal
         return dataclasses.replace(principal, run_id=run_id, client_ip=client_ip)
 
-    async def _from_key(self, plaintext: str) -> Principal:
-        digest = hash_secret(plaintext)
+    def _cached(self, cache_key: str) -> Principal | None:
+        entry = self._cache.get(cache_key)
+        if entry is None:
+            return None
+        if (
+            entry.fresh_until < time.monotonic()
+            or entry.generation != CredentialChanges.generation
+            or (entry.expires_at is not None and entry.expires_at <= datetime.now(UTC))
+        ):
+            del self._cache[cache_key]
+            return None
+        return entry.principal
+
+    def _record_use(self, key_id: uuid.UUID) -> None:
+        now = time.monotonic()
+        recorded = self._last_use_recorded.get(key_id)
+        if recorded is None or now - recorded >= LAST_USED_RESOLUTION_SECONDS:
+            if len(self._last_use_recorded) >= PRINCIPAL_CACHE_ENTRIES:
+                self._last_use_recorded.clear()
+            self._last_use_recorded[key_id] = now
+            self._usage.key_used(key_id, datetime.now(UTC))
+
+    async def close(self) -> None:
+        """Forgets every cached principal."""
+        self._cache.clear()
+
+    async def _from_key(self, digest: str) -> tuple[Principal, datetime | None]:
         now = datetime.now(UTC)
         async with self._session_factory() as session:
             row = (
@@ -88,11 +147,7 @@ class Authenticator:
                 raise Unauthenticated("this API key was revoked")
             if key.expires_at is not None and key.expires_at <= now:
                 raise Unauthenticated("this API key has expired")
-            if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-                # Recorded at minute resolution so that a busy key does not turn every read into a write.
-                await session.execute(update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now))
-                await session.commit()
-        return Principal(
+        principal = Principal(
             account_id=key.account_id,
             tier=tier,
             credential_id=key.id,
@@ -100,8 +155,9 @@ class Authenticator:
             scopes=scopes.effective(key.scopes, tier),
             project_id=key.project_id,
         )
+        return principal, key.expires_at
 
-    async def _from_token(self, token: str) -> Principal:
+    async def _from_token(self, token: str) -> tuple[Principal, datetime | None]:
         try:
             claims = jwt.decode(
                 token,
@@ -124,7 +180,7 @@ class Authenticator:
         if row is None or row[0].revoked_at is not None:
             raise Unauthenticated("invalid or expired access token")
         client, tier = row
-        return Principal(
+        principal = Principal(
             account_id=client.account_id,
             tier=tier,
             credential_id=client.id,
@@ -133,6 +189,7 @@ class Authenticator:
             scopes=scopes.effective(str(claims["scope"]).split(), tier) & scopes.expand(client.scopes),
             project_id=client.project_id,
         )
+        return principal, datetime.fromtimestamp(int(claims["exp"]), UTC)
 
     async def issue_token(self, *, client_id: str, client_secret: str, requested_scope: str | None) -> IssuedToken:
         """Client credentials grant: a signed JWT for a subset of the client's scopes.

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from toolhost.db.session import end_unit_of_work
 from toolhost.platform import credits
 from toolhost.platform.results import ServerFailed
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
     from toolhost.platform.models import Project
+    from toolhost.platform.usage import UsageRecorder
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +36,12 @@ class Principal:
 
 @dataclass(slots=True)
 class ToolContext:
-    """Handed to every handler by execute(); tools never see HTTP objects."""
+    """Handed to every handler by execute(); tools never see HTTP objects.
+
+    `session` is the handler's current unit of work. execute() commits the last unit together with the
+    call's settlement; a handler that reaches outside (a fetch, a text provider, a connector) or does heavy
+    work first ends its unit with `commit()`, so no transaction is held while it waits.
+    """
 
     tool_name: str
     session: AsyncSession
@@ -44,8 +51,9 @@ class ToolContext:
     settings: Settings
     request_id: str
     session_factory: async_sessionmaker[AsyncSession]
-    waits: bool = False
+    usage: UsageRecorder
     credits_debited: int = 0
+    credits_debited_beyond_hold: int = 0
 
     @property
     def project_id(self) -> uuid.UUID:
@@ -57,8 +65,8 @@ class ToolContext:
     async def charge(self, amount: int) -> None:
         """Debits credits the handler learns it owes only while running (e.g. per post it schedules).
 
-        The debit is in the call's transaction, so a failure rolls it back, and it counts in the
-        call's usage record like the declared cost.
+        The debit is in the current unit of work, so a failure before that unit commits rolls it back,
+        and it counts in the call's usage record like the declared cost.
         """
         await credits.debit(
             self.session,
@@ -67,25 +75,24 @@ class ToolContext:
             tool_name=self.tool_name,
             reference=self.request_id,
         )
-        self.credits_debited += amount
+        self.credits_debited += max(0, amount)
+        self.credits_debited_beyond_hold += max(0, amount)
 
     async def refund(self, amount: int) -> None:
-        """Gives back part of this call's debit (e.g. a repeat that turns out to be free)."""
-        amount = min(amount, self.credits_debited)
-        await credits.refund(
-            self.session,
-            account_id=self.principal.account_id,
-            amount=amount,
-            tool_name=self.tool_name,
-            reference=self.request_id,
-        )
-        self.credits_debited -= amount
+        """Gives back part of what this call owes (e.g. a repeat that turns out to be free); paid back at settlement."""
+        self.credits_debited -= max(0, min(amount, self.credits_debited))
 
-    async def commit_before_waiting(self) -> None:
-        """Commits the enqueue and the debit so far; only tools declared `waits=True` may."""
-        if not self.waits:
-            raise ServerFailed("only waiting tools commit before they finish")
-        await self.session.commit()
+    async def commit(self) -> None:
+        """Ends the current unit of work: commits what the handler wrote so far and returns the connection.
+
+        Call it before outside work (fetches, providers, connectors, rendering); the next use of
+        `session` starts a new unit.
+        """
+        await end_unit_of_work(self.session)
+
+    async def flush_usage(self) -> None:
+        """Writes the usage records this process still queues, so a read of usage sees every call answered."""
+        await self.usage.flush()
 
     @asynccontextmanager
     async def fresh_transaction(self) -> AsyncIterator[AsyncSession]:

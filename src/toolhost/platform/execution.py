@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib.metadata import version as package_version
 from typing import Any
 
@@ -15,9 +16,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.config import Settings
+from toolhost.db.session import call_scope
 from toolhost.platform import credits, policy, scopes
 from toolhost.platform.context import Principal, ToolContext
-from toolhost.platform.models import Account, UsageRecord
+from toolhost.platform.models import Account, CreditHold, UsageRecord
 from toolhost.platform.ratelimit import RateLimiter
 from toolhost.platform.redaction import redact, redact_text
 from toolhost.platform.registry import Registry, ToolOutput, ToolSpec
@@ -35,6 +37,7 @@ from toolhost.platform.results import (
     success_result,
 )
 from toolhost.platform.tenancy import ProjectResolver
+from toolhost.platform.usage import UsageRecorder
 
 logger = logging.getLogger("toolhost.execution")
 VERSION = package_version("toolhost")
@@ -52,29 +55,37 @@ class Execution:
 
 @dataclass(slots=True)
 class _Call:
-    """One call in flight: who, how, and what it resolved, for its usage record."""
+    """One call in flight: who, how, what it resolved, and its hold, for its settlement and usage record."""
 
     name: str
     principal: Principal
     transport: str
     request_id: str
     project_id: uuid.UUID | None = None
+    hold_id: uuid.UUID | None = None
+    debited_beyond_hold: int = 0
     started: float = field(default_factory=time.perf_counter)
 
-    def usage_record(self, *, outcome: str, credits: int, assets: int) -> UsageRecord:
-        return UsageRecord(
-            account_id=self.principal.account_id,
-            project_id=self.project_id,
-            credential_id=self.principal.credential_id,
-            tool_name=self.name,
-            transport=self.transport,
-            outcome=outcome,
-            credits=credits,
-            assets=assets,
-            duration_ms=int((time.perf_counter() - self.started) * 1000),
-            run_id=self.principal.run_id,
-            request_id=self.request_id,
-        )
+    def usage_record(
+        self, *, outcome: str, credits: int, assets: int, error_message: str | None = None
+    ) -> dict[str, Any]:
+        """The call's UsageRecord columns."""
+        return {
+            "id": uuid.uuid4(),
+            "account_id": self.principal.account_id,
+            "project_id": self.project_id,
+            "credential_id": self.principal.credential_id,
+            "tool_name": self.name,
+            "transport": self.transport,
+            "outcome": outcome,
+            "credits": credits,
+            "assets": assets,
+            "duration_ms": int((time.perf_counter() - self.started) * 1000),
+            "run_id": self.principal.run_id,
+            "request_id": self.request_id,
+            "error_message": error_message,
+            "created_at": datetime.now(UTC),
+        }
 
 
 def new_request_id() -> str:
@@ -110,11 +121,15 @@ class Executor:
         settings: Settings,
         session_factory: async_sessionmaker[AsyncSession],
         rate_limiter: RateLimiter,
+        usage: UsageRecorder,
     ) -> None:
         self.registry = registry
         self.settings = settings
         self.session_factory = session_factory
         self.rate_limiter = rate_limiter
+        self.usage = usage
+        self.hold_lifetime = timedelta(seconds=settings.credits.hold_seconds)
+        self.hold_keeper = credits.HoldKeeper(session_factory=session_factory, lifetime=self.hold_lifetime, live=set())
         self._projects = ProjectResolver(registry)
 
     async def execute(
@@ -135,7 +150,8 @@ class Executor:
                 raise NotFound(f"Unknown tool '{name}'", recover_with="call search_tools to see the tools you can use")
             self._check_scope(spec, principal)
             args = self._validate(spec, arguments)
-            return Execution(result=await self._run(spec, args, call))
+            with call_scope():
+                return Execution(result=await self._run(spec, args, call))
         except ToolError as error:
             execution = self._failure(error, request_id)
         except Exception:
@@ -201,7 +217,7 @@ class Executor:
                 call.project_id = project.id if project else None
                 if not (spec.resume_argument and getattr(args, spec.resume_argument) is not None):
                     await self.rate_limiter.check_call(spec, account_id=str(principal.account_id), tier=principal.tier)
-                await self._debit(session, spec, principal, cost, assets, call.request_id)
+                await self._hold(session, spec, principal, cost, assets, call)
                 context = ToolContext(
                     tool_name=spec.name,
                     session=session,
@@ -211,8 +227,8 @@ class Executor:
                     settings=self.settings,
                     request_id=call.request_id,
                     session_factory=self.session_factory,
-                    waits=spec.waits,
-                    credits_debited=cost,
+                    usage=self.usage,
+                    credits_debited=cost if call.hold_id is not None else 0,
                 )
                 try:
                     async with self.rate_limiter.in_flight(spec, account_id=str(principal.account_id)):
@@ -220,24 +236,40 @@ class Executor:
                 except ToolError as error:
                     error.raised_by_handler = True
                     raise
+                finally:
+                    call.debited_beyond_hold = context.credits_debited_beyond_hold
                 result = self._render(spec, args, output, auto_resolved)
-                # A success is recorded with the work it paid for: one commit, one usage record.
-                session.add(call.usage_record(outcome="ok", credits=context.credits_debited, assets=assets))
+                usage = call.usage_record(outcome="ok", credits=context.credits_debited, assets=assets)
+                # A free call is recorded in a batch; one that paid or made assets counts toward run budgets now.
+                if call.hold_id is None and call.debited_beyond_hold == 0 and assets == 0:
+                    await session.commit()
+                    self.usage.add(usage)
+                    return result
+                # A call that paid commits its last unit of work, its settlement and its usage record together.
+                await self._settle(session, call, owed=context.credits_debited)
+                session.add(UsageRecord(**usage))
                 await session.commit()
+                self._forget_hold(call)
+            except asyncio.CancelledError:
+                await session.rollback()
+                # The client went away mid-call: the settlement must still happen, whatever else is cancelled.
+                await asyncio.shield(self._settle_failure(call, outcome="cancelled", message="cancelled by the client"))
+                raise
             except BaseException:
                 await session.rollback()
                 raise
         return result
 
-    async def _debit(
+    async def _hold(
         self,
         session: AsyncSession,
         spec: ToolSpec,
         principal: Principal,
         cost: int,
         assets: int,
-        request_id: str,
+        call: _Call,
     ) -> None:
+        """Places the call's hold and commits it at once, so the account row is not locked while the handler runs."""
         if cost <= 0 and assets <= 0:
             return
         await self._check_run_budget(session, principal, cost, assets)
@@ -261,7 +293,69 @@ class Executor:
                 tier=account.tier,
                 allocation=self.settings.credits.allocations[account.tier],
             )
-        await credits.debit(session, account_id=account.id, amount=cost, tool_name=spec.name, reference=request_id)
+        hold_id = await credits.place_hold(
+            session,
+            account_id=account.id,
+            amount=cost,
+            tool_name=spec.name,
+            reference=call.request_id,
+            run_id=principal.run_id,
+            lifetime=self.hold_lifetime,
+        )
+        await session.commit()
+        call.hold_id = hold_id
+        self.hold_keeper.track(hold_id)
+
+    async def _settle(self, session: AsyncSession, call: _Call, *, owed: int) -> None:
+        """A successful call's settlement: keeps what it owes of its hold and beyond it; returns the rest."""
+        owed = max(0, owed)
+        beyond = call.debited_beyond_hold
+        if call.hold_id is not None:
+            returned = await credits.settle_hold(session, hold_id=call.hold_id, charged=owed - beyond, outcome="ok")
+            if returned is None and owed > beyond:
+                # The hold expired and was returned while the call still ran (its process looked dead): the
+                # settlement charges what is owed anew, and gives the work away if the balance no longer covers it.
+                try:
+                    async with session.begin_nested():
+                        await credits.debit(
+                            session,
+                            account_id=call.principal.account_id,
+                            amount=owed - beyond,
+                            tool_name=call.name,
+                            reference=call.request_id,
+                        )
+                except BillingFailed:
+                    logger.warning("call %s outlived its hold and could not be charged", call.request_id)
+        if beyond > owed:
+            await credits.refund(
+                session,
+                account_id=call.principal.account_id,
+                amount=beyond - owed,
+                tool_name=call.name,
+                reference=call.request_id,
+            )
+
+    def _forget_hold(self, call: _Call) -> None:
+        if call.hold_id is not None:
+            self.hold_keeper.forget(call.hold_id)
+            call.hold_id = None
+
+    async def _settle_failure(self, call: _Call, *, outcome: str, message: str) -> None:
+        """A failed call's hold returned in full and its usage record, in a transaction of their own."""
+        record = call.usage_record(outcome=outcome, credits=0, assets=0, error_message=message[:500])
+        if call.hold_id is None:
+            self.usage.add(record)
+            return
+        try:
+            async with self.session_factory() as session, session.begin():
+                # Only the hold goes back: a charge beyond it was either rolled back with its unit of work or
+                # committed with the work it paid for, which stays.
+                await credits.settle_hold(session, hold_id=call.hold_id, charged=0, outcome=outcome)
+                session.add(UsageRecord(**record))
+            self._forget_hold(call)
+        except Exception:
+            # The hold stays open and expires; the worker then returns it (release_expired_holds).
+            logger.exception("could not settle the hold of %s [%s]", call.name, call.request_id)
 
     async def _check_run_budget(self, session: AsyncSession, principal: Principal, cost: int, assets: int) -> None:
         budget = self.settings.credits
@@ -319,19 +413,16 @@ class Executor:
         )
 
     async def _record_failure(self, call: _Call, execution: Execution) -> None:
-        """A failed call's usage, in a transaction of its own (the call's own was rolled back)."""
+        """A failed call's settlement (its hold returned) and usage record; the call's own work was rolled back."""
         assert execution.error is not None
-        record = call.usage_record(outcome=execution.error.error_type, credits=0, assets=0)
-        record.error_message = execution.error.message[:500]
-        try:
-            async with self.session_factory() as session, session.begin():
-                session.add(record)
-        except Exception:
-            logger.exception("could not record usage of %s [%s]", call.name, call.request_id)
+        await self._settle_failure(call, outcome=execution.error.error_type, message=execution.error.message)
 
 
 async def run_usage(session: AsyncSession, principal: Principal) -> tuple[int, int]:
-    """Credits and assets spent so far in the principal's run (a call without a run is a run of its own)."""
+    """Credits and assets spent so far in the principal's run, calls still holding credits included.
+
+    A call without a run is a run of its own.
+    """
     if principal.run_id is None:
         return 0, 0
     row = (
@@ -342,4 +433,11 @@ async def run_usage(session: AsyncSession, principal: Principal) -> tuple[int, i
             ).where(UsageRecord.account_id == principal.account_id, UsageRecord.run_id == principal.run_id)
         )
     ).one()
-    return int(row[0]), int(row[1])
+    held = await session.scalar(
+        select(func.coalesce(func.sum(CreditHold.amount), 0)).where(
+            CreditHold.account_id == principal.account_id,
+            CreditHold.run_id == principal.run_id,
+            CreditHold.settled_at.is_(None),
+        )
+    )
+    return int(row[0]) + int(held or 0), int(row[1])

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
 from toolhost.db.base import Base, new_id, utcnow
-from toolhost.db.session import create_engine, create_session_factory
+from toolhost.db.session import call_scope, create_engine, create_session_factory
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
@@ -56,9 +56,7 @@ class Job(Base):
     failure_reason: Mapped[str | None] = mapped_column(String(40), default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
     input: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    output: Mapped[dict[str, Any]] = mapped_column(
-        default=dict, doc="`primary`: the media key of the main output"
-    )
+    output: Mapped[dict[str, Any]] = mapped_column(default=dict, doc="`primary`: the media key of the main output")
     lease_owner: Mapped[str | None] = mapped_column(String(100), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -112,7 +110,8 @@ async def run_worker(
             handled = 0
             for poller in resolved:
                 try:
-                    handled += await poller(context)
+                    with call_scope():
+                        handled += await poller(context)
                 except Exception:
                     # One failing poller (a database blip, a bug) must not stop the others or the loop.
                     logger.exception("poller %s failed", getattr(poller, "__qualname__", poller))

@@ -83,15 +83,38 @@ class CreditEntry(Base):
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
     account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
     period: Mapped[str] = mapped_column(String(7))
-    kind: Mapped[str] = mapped_column(String(20), doc="allocation, grant, debit, refund, expiry")
+    kind: Mapped[str] = mapped_column(String(20), doc="allocation, grant, hold, settle, debit, refund, expiry")
     amount: Mapped[int] = mapped_column(Integer, doc="signed: debits are negative")
     tool_name: Mapped[str | None] = mapped_column(String(100), default=None)
     reference: Mapped[str | None] = mapped_column(String(100), default=None, doc="request or job id")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class CreditHold(Base):
+    """Credits set aside for one call before its handler runs, settled exactly once when it ends.
+
+    `settled_at` moves from null exactly once: by the call (charged what it owed, the rest returned) or,
+    when the process running it died, by the worker after `expires_at` (everything returned).
+    """
+
+    __tablename__ = "credit_holds"
+    __table_args__ = (Index("ix_credit_holds_open", "settled_at", "expires_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    tool_name: Mapped[str] = mapped_column(String(100))
+    reference: Mapped[str] = mapped_column(String(100), doc="the call's request id")
+    run_id: Mapped[str | None] = mapped_column(String(128), default=None, doc="the call's run, for run budgets")
+    amount: Mapped[int] = mapped_column(Integer)
+    charged: Mapped[int | None] = mapped_column(Integer, default=None, doc="what the settlement kept")
+    outcome: Mapped[str | None] = mapped_column(String(30), default=None, doc="ok, the error_type, or expired")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+    settled_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
 class UsageRecord(Base):
-    """One tool call, whatever its outcome; written in its own transaction."""
+    """One tool call, whatever its outcome: with the settlement of a call that paid, else in a batch."""
 
     __tablename__ = "usage_records"
     __table_args__ = (

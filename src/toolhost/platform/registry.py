@@ -131,7 +131,6 @@ class ToolSpec:
     object_id: str | None
     response_format: ResponseFormat | None
     text_shape: TextShape
-    waits: bool
     assets: Callable[[Any], int] | None
     units: Callable[[Any], int] | None
     resume_argument: str | None
@@ -246,7 +245,6 @@ class Registry:
         object_id: str | None = None,
         response_format: ResponseFormat | None = "text",
         text_shape: TextShape = "envelope",
-        waits: bool = False,
         assets: Callable[[Any], int] | None = None,
         units: Callable[[Any], int] | None = None,
         resume_argument: str | None = None,
@@ -258,9 +256,8 @@ class Registry:
 
         `credits` is the cost: a number, or a function of the validated arguments; `units` counts the
         billable units (slides, seconds, posts) an operator's `credits.costs` override multiplies;
-        `assets` counts the assets a call produces for the per-run budget; `waits` marks tools that
-        commit their enqueue and debit, then poll; a call that sets `resume_argument` waits again on
-        earlier work and takes no rate-limit token.
+        `assets` counts the assets a call produces for the per-run budget; a call that sets
+        `resume_argument` waits again on earlier work and takes no rate-limit token.
         """
 
         def register(
@@ -310,7 +307,6 @@ class Registry:
                     object_id=object_id,
                     response_format=response_format,
                     text_shape=text_shape,
-                    waits=waits,
                     assets=assets,
                     units=units,
                     resume_argument=resume_argument,

@@ -7,51 +7,69 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from toolhost.config import Settings
-from toolhost.db.session import create_engine, create_session_factory
+from toolhost.db.session import create_engine, create_read_engine, create_session_factory
 from toolhost.platform.auth import Authenticator
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution, Executor
 from toolhost.platform.ratelimit import RateLimiter
 from toolhost.platform.registry import Registry
+from toolhost.platform.usage import UsageRecorder
 
 
 @dataclass(frozen=True, slots=True)
 class Platform:
-    """Engine, sessions, authentication, limits and the executor over one registry."""
+    """Engines, sessions, authentication, limits, usage and the executor over one registry.
+
+    Sessions read through `read_engine` (on SQLite a WAL reader pool that never waits on a write) until
+    they write, then through `engine` (on SQLite the one writer lane); elsewhere both are one pool.
+    """
 
     settings: Settings
     registry: Registry
     engine: AsyncEngine
+    read_engine: AsyncEngine
     session_factory: async_sessionmaker[AsyncSession]
     authenticator: Authenticator
     rate_limiter: RateLimiter
+    usage: UsageRecorder
     executor: Executor
 
-    async def execute(
-        self, name: str, arguments: object, principal: Principal, *, transport: str
-    ) -> Execution:
+    async def execute(self, name: str, arguments: object, principal: Principal, *, transport: str) -> Execution:
         """Runs a tool through the one execution path."""
         return await self.executor.execute(name, arguments, principal, transport=transport)
 
     async def close(self) -> None:
-        """Releases the database and Redis connections."""
+        """Writes the queued usage, then releases the database and Redis connections."""
+        await self.executor.hold_keeper.close()
+        await self.usage.close()
+        await self.authenticator.close()
         await self.rate_limiter.close()
+        if self.read_engine is not self.engine:
+            await self.read_engine.dispose()
         await self.engine.dispose()
 
 
 def build_platform(settings: Settings, registry: Registry) -> Platform:
     """Wires the platform for a process."""
     engine = create_engine(settings.database_url)
-    session_factory = create_session_factory(engine)
+    read_engine = create_read_engine(settings.database_url, engine)
+    session_factory = create_session_factory(engine, read_engine)
     rate_limiter = RateLimiter(settings.ratelimit, settings.redis_url)
+    usage = UsageRecorder(session_factory)
     return Platform(
         settings=settings,
         registry=registry,
         engine=engine,
+        read_engine=read_engine,
         session_factory=session_factory,
-        authenticator=Authenticator(settings=settings, session_factory=session_factory),
+        authenticator=Authenticator(settings=settings, session_factory=session_factory, usage=usage),
         rate_limiter=rate_limiter,
+        usage=usage,
         executor=Executor(
-            registry=registry, settings=settings, session_factory=session_factory, rate_limiter=rate_limiter
+            registry=registry,
+            settings=settings,
+            session_factory=session_factory,
+            rate_limiter=rate_limiter,
+            usage=usage,
         ),
     )

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from toolhost.db.session import ensure_no_open_transaction
 from toolhost.platform.results import UpstreamFailed, ValidationFailed
 
 if TYPE_CHECKING:
@@ -158,6 +159,7 @@ class Fetcher:
         timeout: float | None = None,
     ) -> FetchedResponse:
         """GETs a URL, following up to `max_redirects` redirects, each re-checked and re-pinned."""
+        ensure_no_open_transaction("a fetch")
         limit = max_bytes if max_bytes is not None else self.settings.max_page_bytes
         seconds = timeout if timeout is not None else self.settings.total_timeout
         return await self._with_deadline(
@@ -174,6 +176,7 @@ class Fetcher:
         timeout: float | None = None,
     ) -> FetchedResponse:
         """POSTs a body (webhooks, connector APIs); redirects are not followed, a 3xx is returned as is."""
+        ensure_no_open_transaction("a fetch")
         seconds = timeout if timeout is not None else self.settings.total_timeout
         target = await self.check_target(url, https_only=https_only)
         return await self._with_deadline(
@@ -204,6 +207,7 @@ class Fetcher:
         Added for the connectors (distribution domain): unlike `get`, a redirect is returned as is, so a
         bearer token is never forwarded to a second host.
         """
+        ensure_no_open_transaction("a fetch")
         seconds = timeout if timeout is not None else self.settings.total_timeout
         target = await self.check_target(url, https_only=https_only)
         return await self._with_deadline(
@@ -225,6 +229,7 @@ class Fetcher:
 
     async def check_target(self, url: str, *, https_only: bool = False) -> CheckedTarget:
         """Every rule of CATALOG.md §1.14 for one hop; returns the addresses the connection may use."""
+        ensure_no_open_transaction("a name lookup")
         parsed, host, port = self._parse(url, https_only=https_only)
         literal = _ip_literal(host)
         if literal is not None:

@@ -36,4 +36,5 @@ async def get_budget_status(ctx: ToolContext, args: GetBudgetStatusIn) -> GetBud
 @tool(module="account", scope="mcp:read", read_only=True, idempotent=True)
 async def get_mcp_usage(ctx: ToolContext, args: GetMcpUsageIn) -> GetMcpUsageOut:
     """Lists this month's tool calls and credits per tool for the account, across REST, MCP and CLI."""
+    await ctx.flush_usage()
     return await service.get_usage(ctx.session, account_id=ctx.principal.account_id)

@@ -93,6 +93,7 @@ async def fetch(*, ctx: ToolContext, args: FetchYoutubeAnalyticsIn) -> FetchYout
             recover_with="an operator sets distribution.connectors.youtube_client_id and youtube_client_secret",
         )
     account = await _account(ctx, args)
+    await ctx.commit()
     vault = TokenVault(ctx.settings.secret_key)
     session = accounts_service.session_of(account, vault)
     root = ctx.settings.distribution.connectors.youtube_analytics_url.rstrip("/")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from toolhost.db.session import end_unit_of_work
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, ConnectorEvent, Post
 from toolhost.platform.results import ValidationFailed
@@ -159,7 +160,10 @@ async def route(*, session: AsyncSession, settings: Settings, choice: AccountCho
         )
     connector.require(capability)
     vault = TokenVault(settings.secret_key)
-    return RoutedAccount(account, connector, accounts_service.session_of(account, vault), vault)
+    routed = RoutedAccount(account, connector, accounts_service.session_of(account, vault), vault)
+    # The connector's calls come next: no transaction is held across them.
+    await end_unit_of_work(session)
+    return routed
 
 
 def _offset(page_token: str | None) -> int:
@@ -198,8 +202,11 @@ def _view(comment: Comment, *, video_id: str | None, titles: dict[str, str | Non
 
 
 async def _recent_posts(session: AsyncSession, account: ConnectedAccount) -> list[Post]:
-    """The account's most recently published posts that have a platform id."""
-    return list(
+    """The account's most recently published posts that have a platform id.
+
+    The unit of work ends after the read: the connector is asked about each post next.
+    """
+    posts = list(
         await session.scalars(
             select(Post)
             .where(
@@ -211,6 +218,8 @@ async def _recent_posts(session: AsyncSession, account: ConnectedAccount) -> lis
             .limit(RECENT_POSTS)
         )
     )
+    await end_unit_of_work(session)
+    return posts
 
 
 async def _post_titles(

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
+from toolhost.db.session import end_unit_of_work
 from toolhost.domains.content import brand_runtime
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.quality import layouts
@@ -80,6 +81,7 @@ async def generate(
         platform=platform,
         ideation_context=ideation_context,
     )
+    await end_unit_of_work(session)
     text = await without_blocked_terms(
         lambda: provider.write(request),
         brand.blocked_terms(platform),
@@ -116,6 +118,7 @@ async def adapt(
     request = AdaptRequest(
         content=content, target_platform=target_platform, brand=brand, source_platform=source_platform
     )
+    await end_unit_of_work(session)
     text = await without_blocked_terms(
         lambda: provider.adapt(request),
         brand.blocked_terms(target_platform),
@@ -235,6 +238,7 @@ async def storyboard(
         brand_notes=notes,
         short_form=short_form,
     )
+    await end_unit_of_work(session)
     board = await without_blocked_terms(
         lambda: provider.storyboard(request),
         runtime_brand.blocked_terms(),
@@ -294,6 +298,7 @@ async def carousel(
         constraints=constraints or "",
         platform=rules_platform,
     )
+    await end_unit_of_work(session)
     slides = await without_blocked_terms(
         lambda: provider.carousel(request),
         brand.blocked_terms(rules_platform),

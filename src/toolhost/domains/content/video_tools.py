@@ -107,7 +107,6 @@ async def generate_video(ctx: ToolContext, args: GenerateVideoIn) -> GenerateVid
     object_id="resume_task_id",
     resume_argument="resume_task_id",
     response_format="text",
-    waits=True,
 )
 async def generate_voiceover(ctx: ToolContext, args: GenerateVoiceoverIn) -> GenerateVoiceoverOut:
     """Speaks text as a WAV voiceover and waits up to 45 s for it; a slower job answers pending.
@@ -135,7 +134,7 @@ async def generate_voiceover(ctx: ToolContext, args: GenerateVoiceoverIn) -> Gen
             job_input={"text": args.text, "voice": args.voice, "speed": args.speed, "model": voice.BUILTIN},
         )
     job_id, project_id = job.id, job.project_id
-    await ctx.commit_before_waiting()
+    await ctx.commit()
     deadline = time.monotonic() + ctx.settings.voice.wait_seconds
     while True:
         async with ctx.fresh_transaction() as session:

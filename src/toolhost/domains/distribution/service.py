@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
+from toolhost.db.session import end_unit_of_work
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.accounts import DISPLAY_NAMES
 from toolhost.domains.distribution.models import ConnectedAccount, IdempotencyRecord, Post
@@ -244,6 +245,7 @@ async def resolve_media(
                     "media URLs handed to a platform must be https (or set auto_rehost)",
                     field_errors=[{"path": path, "message": "not https"}],
                 )
+            await end_unit_of_work(session)
             await fetcher.check_url(url, https_only=True)
             media.entries.append({"url": url})
         media.names.append(url)
@@ -417,23 +419,24 @@ async def schedule_plan_post(
     errors it raises in its own terms.
     """
     platform = str(post["platform"])
+    scheduled_at = future_datetime(schedule_at, "schedule_at")
+    media_url = str(post.get("media_url") or "")
+    is_key = bool(media_url) and not media_url.lower().startswith(("http://", "https://"))
+    # Before the savepoint: rehosting a URL is outside work, which ends the unit of work (no savepoint open).
+    media = await resolve_media(
+        session=session,
+        settings=settings,
+        fetcher=fetcher,
+        account_id=account_id,
+        project_id=project_id,
+        accessible_project_ids=accessible_project_ids,
+        urls=[media_url] if media_url and not is_key else [],
+        keys=[media_url] if is_key else [],
+        job_ids=[],
+        auto_rehost=True,
+    )
     async with session.begin_nested():
-        scheduled_at = future_datetime(schedule_at, "schedule_at")
         hashtags = normalize_hashtags(post.get("hashtags"))
-        media_url = str(post.get("media_url") or "")
-        is_key = bool(media_url) and not media_url.lower().startswith(("http://", "https://"))
-        media = await resolve_media(
-            session=session,
-            settings=settings,
-            fetcher=fetcher,
-            account_id=account_id,
-            project_id=project_id,
-            accessible_project_ids=accessible_project_ids,
-            urls=[media_url] if media_url and not is_key else [],
-            keys=[media_url] if is_key else [],
-            job_ids=[],
-            auto_rehost=True,
-        )
         media_type = infer_media_type(media, None)
         metadata = with_disclosure_defaults(post.get("platform_metadata") or {})
         caption = str(post.get("caption") or "")

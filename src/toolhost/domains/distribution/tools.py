@@ -219,14 +219,13 @@ async def start_platform_connection(
     idempotent=True,
     project="strict",
     text_shape="bare",
-    waits=True,
 )
 async def wait_for_connection(ctx: ToolContext, args: WaitForConnectionIn) -> WaitForConnectionOut:
     """Waits until the project has a usable account on the platform (at once if it has one), or times out.
 
     Timing out is a success with connected false: finish the connect page, or start a new link.
     """
-    await ctx.commit_before_waiting()
+    await ctx.commit()
     platform = accounts_service.canonical_platform(args.platform)
     deadline = time.monotonic() + args.timeout_s
     attempts = 0

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
+from toolhost.db.session import end_unit_of_work
 from toolhost.domains.content import brand_runtime
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.ideation import trends as trend_parsing
@@ -119,6 +120,7 @@ async def fetch_trends(
     )
     if cached is not None and not force_refresh and _aware(cached.expires_at) > now:
         return list(cached.trends), True, _aware(cached.expires_at)
+    await end_unit_of_work(session)
     fetched = (
         await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)
     ).ensure_success()

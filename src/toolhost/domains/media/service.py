@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
+from toolhost.db.session import end_unit_of_work
 from toolhost.domains.media.models import MediaObject
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
@@ -301,6 +302,7 @@ async def upload(
                 "source must be an http(s) URL; local files can only be uploaded with the CLI",
                 field_errors=[{"path": "source", "message": "not an http(s) URL"}],
             )
+        await end_unit_of_work(session)
         response = (await fetcher.get(source, max_bytes=settings.media.max_fetch_bytes)).ensure_success()
         data = response.content
         file_name = file_name or PurePosixPath(urlsplit(response.url).path).name or None

@@ -1,9 +1,9 @@
 """run_content_pipeline (CATALOG.md §14): the stages, each committed as it completes so get_pipeline_status
 sees the run meanwhile.
 
-The call's own transaction carries the declared debit (the plan's 10 or 13 credits). Guards run before the
-first commit, so a refused run spends nothing; after it, every stage's progress and the credits it spent are
-committed stage by stage (the tool is declared `waits=True` for that).
+The call's hold carries the declared cost (the plan's 10 or 13 credits). Guards run before the first commit,
+so a refused run is returned its hold; after it, every stage's progress and the credits it spent are
+committed stage by stage, each stage a unit of work of its own.
 """
 
 from __future__ import annotations
@@ -186,13 +186,14 @@ async def _commit(ctx: ToolContext, record: PipelineRun, *, next_stage: str | No
     record.current_stage = next_stage
     record.updated_at = utcnow()
     await ctx.session.flush()
-    await ctx.commit_before_waiting()
+    await ctx.commit()
 
 
 async def _research(ctx: ToolContext, outcome: Outcome, topic: str, source_url: str | None) -> str:
     """Ideation context (best effort, the plan loads it too) and, without a topic, the source page's title."""
     try:
         await ideation_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
+        await ctx.commit()
         if source_url and not topic:
             page = await url_content.extract(Fetcher(ctx.settings.fetch), source_url, "auto")
             topic = clean_topic(str(page.get("title") or ""))
@@ -213,19 +214,19 @@ async def _plan(
 ) -> ContentPlan | None:
     """plan_content_week's composer; a failure refunds the plan's credits and ends the run."""
     try:
-        async with ctx.session.begin_nested():
-            plan = await authoring.plan_week(
-                session=ctx.session,
-                settings=ctx.settings,
-                project_id=ctx.project_id,
-                topic=topic,
-                source_url=args.source_url if "research" not in args.skip_stages else None,
-                platforms=platforms,
-                posts_per_day=args.posts_per_day,
-                days=args.days,
-                start_date=None,
-                brand_voice=None,
-            )
+        # plan_week reads, ends its unit of work, composes, and writes the plan last: a failure wrote nothing.
+        plan = await authoring.plan_week(
+            session=ctx.session,
+            settings=ctx.settings,
+            project_id=ctx.project_id,
+            topic=topic,
+            source_url=args.source_url if "research" not in args.skip_stages else None,
+            platforms=platforms,
+            posts_per_day=args.posts_per_day,
+            days=args.days,
+            start_date=None,
+            brand_voice=None,
+        )
     except ToolError as error:
         outcome.error("planning", error.message)
         await ctx.refund(plan_cost)

@@ -46,7 +46,6 @@ async def check_pipeline_readiness(ctx: ToolContext, args: CheckPipelineReadines
     open_world=True,
     project="strict",
     response_format="json",
-    waits=True,
 )
 async def run_content_pipeline(ctx: ToolContext, args: RunContentPipelineIn) -> RunContentPipelineOut:
     """Runs the whole content pipeline in one call: research, a week's plan, the quality gate, approval

@@ -11,6 +11,7 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
+from toolhost.db.session import end_unit_of_work
 from toolhost.domains.approvals import service as approvals_service
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.content import service as content_service
@@ -114,6 +115,7 @@ async def plan_week(
         else await content_service.load_brand(session, project_id)
     )
     context = await ideation_service.ideation_context(session=session, project_id=project_id, days=30)
+    await end_unit_of_work(session)
     notes, source_note = "", None
     source_angles: list[str] = []
     if source_url:

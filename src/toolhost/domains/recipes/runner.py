@@ -31,6 +31,7 @@ from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account, UsageRecord
 from toolhost.platform.ratelimit import RateLimiter
 from toolhost.platform.registry import registry
+from toolhost.platform.usage import UsageRecorder
 from toolhost.providers.connectors import webhook
 from toolhost.providers.fetch import Fetcher
 
@@ -59,6 +60,7 @@ def executor_for(context: WorkerContext) -> Executor:
             settings=context.settings,
             session_factory=context.session_factory,
             rate_limiter=RateLimiter(context.settings.ratelimit, context.settings.redis_url),
+            usage=UsageRecorder(context.session_factory),
         )
         _executors[id(context.settings)] = executor
     return executor

@@ -88,7 +88,6 @@ async def list_compositions(ctx: ToolContext, args: ListCompositionsIn) -> ListC
     project="optional",
     response_format=None,
     text_shape="summary",
-    waits=True,
 )
 async def render_demo_video(ctx: ToolContext, args: RenderDemoVideoIn) -> RenderDemoVideoOut:
     """Renders a built-in composition with its sample props (and yours merged over them), waiting up to 60 s.
@@ -115,7 +114,7 @@ async def render_demo_video(ctx: ToolContext, args: RenderDemoVideoIn) -> Render
         path="props",
     )
     job_id = job.id
-    await ctx.commit_before_waiting()
+    await ctx.commit()
     deadline = time.monotonic() + ctx.settings.video.wait_seconds
     resolution = f"{plan.size[0]}×{plan.size[1]}"
     while True:

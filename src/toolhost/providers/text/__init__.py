@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from toolhost.config import Settings
+from toolhost.db.session import ensure_no_open_transaction
 from toolhost.platform.results import UpstreamFailed, ValidationFailed
 from toolhost.providers.text.base import TextProvider
 from toolhost.providers.text.builtin import BuiltinTextProvider
@@ -91,6 +92,7 @@ async def without_blocked_terms(
     An answer with blocked terms is generated once more (chat endpoints vary; the built-in composer does not),
     then whole-word matches are removed, and if any remain the generation fails as upstream_error.
     """
+    ensure_no_open_transaction("text generation")
     result = await produce()
     if not blocked or not blocked_terms_in(result, blocked):
         return result

@@ -17,6 +17,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from toolhost.config import ProviderSettings
+from toolhost.db.session import ensure_no_open_transaction
 from toolhost.platform.results import UpstreamFailed
 from toolhost.providers.text.base import (
     AdaptRequest,
@@ -108,6 +109,7 @@ class OpenAITextProvider:
         schema: type[BaseModel] | None = None,
     ) -> str:
         """One chat completion's message text; retried on 429 and 5xx with exponential backoff."""
+        ensure_no_open_transaction("a text provider call")
         body: dict[str, Any] = {
             "model": self.name,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],

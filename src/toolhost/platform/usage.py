@@ -1,0 +1,83 @@
+"""Usage records and key last-use times written in batches, off the request path.
+
+A call that paid (a hold or a debit) writes its usage record with its settlement, in the same commit.
+Every other call's record waits here and is written within `interval` seconds, many rows to one
+INSERT, and on shutdown; so a free call costs no write of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from toolhost.platform.models import ApiKey, UsageRecord
+
+logger = logging.getLogger(__name__)
+
+
+class UsageRecorder:
+    """Buffers usage rows and key last-use times, and writes them within `interval` seconds."""
+
+    def __init__(self, session_factory: async_sessionmaker[AsyncSession], *, interval: float = 1.0) -> None:
+        self._session_factory = session_factory
+        self._interval = interval
+        self._records: list[dict[str, Any]] = []
+        self._keys_used: dict[uuid.UUID, datetime] = {}
+        self._timer: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Queues one usage row (the columns of UsageRecord)."""
+        self._records.append(record)
+        self._schedule()
+
+    def key_used(self, key_id: uuid.UUID, moment: datetime) -> None:
+        """Queues an API key's last-use time."""
+        self._keys_used[key_id] = moment
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._timer is None or self._timer.done():
+            self._timer = asyncio.get_running_loop().create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(self._interval)
+        # This timer is done waiting: a flush that fails schedules the next one.
+        self._timer = None
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Writes everything queued so far in one transaction; on failure the rows wait for the next flush."""
+        async with self._lock:
+            records, self._records = self._records, []
+            keys_used, self._keys_used = self._keys_used, {}
+            if not records and not keys_used:
+                return
+            try:
+                async with self._session_factory() as session, session.begin():
+                    if records:
+                        await session.execute(insert(UsageRecord), records)
+                    for key_id, moment in keys_used.items():
+                        await session.execute(update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=moment))
+            except Exception:
+                logger.exception("could not write %d usage record(s); keeping them for the next flush", len(records))
+                self._records[:0] = records
+                for key_id, moment in keys_used.items():
+                    self._keys_used.setdefault(key_id, moment)
+                self._schedule()
+
+    async def close(self) -> None:
+        """Writes what is left (shutdown)."""
+        timer, self._timer = self._timer, None
+        if timer is not None and not timer.done():
+            timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await timer
+        await self.flush()
