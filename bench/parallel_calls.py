@@ -162,6 +162,10 @@ async def run_one(label: str, database_url: str, site: SlowSite, site_url: str, 
         "TOOLHOST_FETCH__ALLOW_HTTP": "true",
         "TOOLHOST_MEDIA__ROOT": str(workdir / "media"),
         "TOOLHOST_LOG_LEVEL": "WARNING",
+        # The server runs in a temporary directory: a relative PYTHONPATH (PYTHONPATH=src) must not change meaning.
+        "PYTHONPATH": os.pathsep.join(
+            str(Path(entry).resolve()) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry
+        ),
     }
     key = await asyncio.to_thread(bootstrap, environment)
     process, port = await asyncio.to_thread(
