@@ -97,9 +97,7 @@ class RateLimiter:
         """Layer 1: requests without a valid credential, per client IP."""
         if not self.enabled:
             return
-        await self._hit(
-            Layer("ip", RateLimitItemPerMinute(self._settings.anonymous_per_minute), ("ip", client_ip))
-        )
+        await self._hit(Layer("ip", RateLimitItemPerMinute(self._settings.anonymous_per_minute), ("ip", client_ip)))
 
     async def check_call(self, spec: ToolSpec, *, account_id: str, tier: str) -> None:
         """Layers 2 to 5 for one tool call of an account."""

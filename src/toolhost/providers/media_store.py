@@ -19,9 +19,7 @@ import boto3
 from botocore.client import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-KEY_PATTERN = re.compile(
-    r"^(projects|accounts)/[0-9a-f-]{36}/[a-z0-9_-]+/\d{4}/\d{2}/[0-9a-f-]{36}\.[a-z0-9]{2,5}$"
-)
+KEY_PATTERN = re.compile(r"^(projects|accounts)/[0-9a-f-]{36}/[a-z0-9_-]+/\d{4}/\d{2}/[0-9a-f-]{36}\.[a-z0-9]{2,5}$")
 # One byte range, the only form S3 answers (first-last, first-, or -suffix).
 SINGLE_RANGE = re.compile(r"^bytes=(\d+-\d*|-\d+)$")
 CHUNK_BYTES = 256 * 1024

@@ -87,9 +87,7 @@ def assign_roles(colors: list[WeightedColor], theme_color: str | None = None) ->
     chromatic = [item.hex for item in merged if chroma(item.hex) >= 0.06]
     neutral = [item for item in merged if chroma(item.hex) < 0.06]
     if theme_color and chroma(theme_color) >= 0.06:
-        chromatic = [theme_color] + [
-            item for item in chromatic if delta_e(item, theme_color) >= MERGE_DISTANCE
-        ]
+        chromatic = [theme_color] + [item for item in chromatic if delta_e(item, theme_color) >= MERGE_DISTANCE]
     palette: dict[str, str] = {}
     for slot, value in zip(("primary", "secondary", "accent"), chromatic, strict=False):
         palette[slot] = value
@@ -129,9 +127,7 @@ def audit(content_colors: list[str], palette: dict[str, Any], threshold: float) 
     entries = []
     for raw in content_colors:
         color = to_hex(raw) or raw
-        slot, distance = min(
-            ((name, delta_e(color, value)) for name, value in brand.items()), key=lambda x: x[1]
-        )
+        slot, distance = min(((name, delta_e(color, value)) for name, value in brand.items()), key=lambda x: x[1])
         entries.append(
             {
                 "color": raw,
@@ -160,9 +156,7 @@ def contrast_pairs(brand: dict[str, str]) -> list[dict[str, Any]]:
             pairs.append((brand[foreground], background))
     if "primary" in brand:
         on_primary = (
-            "#ffffff"
-            if contrast("#ffffff", brand["primary"]) >= contrast("#000000", brand["primary"])
-            else "#000000"
+            "#ffffff" if contrast("#ffffff", brand["primary"]) >= contrast("#000000", brand["primary"]) else "#000000"
         )
         pairs.append((on_primary, brand["primary"]))
     result = []
@@ -197,16 +191,10 @@ def export_tokens(fmt: str, palette: dict[str, Any], typography: dict[str, Any])
         theme["fontFamily"] = {f"brand-{name}": [value] for name, value in fonts.items()}
         return json.dumps({"theme": {"extend": theme}}, indent=2)
     if fmt == "figma":
-        figma: dict[str, Any] = {
-            "color": {name: {"value": value, "type": "color"} for name, value in colors.items()}
-        }
-        figma["fontFamily"] = {
-            name: {"value": value, "type": "fontFamilies"} for name, value in fonts.items()
-        }
+        figma: dict[str, Any] = {"color": {name: {"value": value, "type": "color"} for name, value in colors.items()}}
+        figma["fontFamily"] = {name: {"value": value, "type": "fontFamilies"} for name, value in fonts.items()}
         return json.dumps(figma, indent=2)
-    dtcg: dict[str, Any] = {
-        "color": {name: {"$type": "color", "$value": value} for name, value in colors.items()}
-    }
+    dtcg: dict[str, Any] = {"color": {name: {"$type": "color", "$value": value} for name, value in colors.items()}}
     dtcg["fontFamily"] = {name: {"$type": "fontFamily", "$value": [value]} for name, value in fonts.items()}
     return json.dumps({"brand": dtcg}, indent=2)
 

@@ -221,12 +221,7 @@ def build_draft(sources: Sources, extra_color: str | None, text_only: str | None
     for slot in palette:
         hinted = slot in findings.role_hints or (slot == "primary" and theme_color is not None)
         note(f"colorPalette.{slot}", 0.85 if hinted else 0.6)
-    linked = [
-        family
-        for page in pages
-        for href in page.font_links
-        for family in css_extract.google_font_families(href)
-    ]
+    linked = [family for page in pages for href in page.font_links for family in css_extract.google_font_families(href)]
     typography = css_extract.typography(findings, linked)
     if typography["headingFont"] or typography["bodyFont"]:
         note("typography", 0.7)

@@ -38,12 +38,8 @@ AUDIENCE = re.compile(
     r"shops|stores|makers|beginners|everyone))\b",
     re.IGNORECASE,
 )
-AWARD = re.compile(
-    r"\b(?:award|winner|won|named|rated|certified|editors'? choice|featured in|as seen)\b", re.I
-)
-BENEFIT = re.compile(
-    r"\b(?:helps? you|lets? you|so you can|without|in minutes|in days|save|faster|easier)\b", re.I
-)
+AWARD = re.compile(r"\b(?:award|winner|won|named|rated|certified|editors'? choice|featured in|as seen)\b", re.I)
+BENEFIT = re.compile(r"\b(?:helps? you|lets? you|so you can|without|in minutes|in days|save|faster|easier)\b", re.I)
 
 
 @dataclass
@@ -192,9 +188,7 @@ def same_site_links(page: PageFindings, limit: int) -> list[str]:
 
 def copy_sentences(text: str) -> list[str]:
     """The sentences of a text, trimmed."""
-    return [
-        text[start:end].strip() for start, end in sentences(text) if len(WORD.findall(text[start:end])) >= 3
-    ]
+    return [text[start:end].strip() for start, end in sentences(text) if len(WORD.findall(text[start:end])) >= 3]
 
 
 def value_propositions(pages: list[PageFindings]) -> list[str]:

@@ -36,9 +36,7 @@ STOPWORDS = frozenset(
         """.split()  # noqa: SIM905 - a word list reads better as words
 )
 
-SECOND_PERSON = frozenset(
-    {"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd"}
-)
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd"})
 FIRST_PLURAL = frozenset({"we", "our", "ours", "us", "ourselves", "we're", "we've", "we'll", "we'd"})
 FIRST_SINGULAR = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'll", "i'd"})
 HYPE = frozenset(

@@ -27,9 +27,7 @@ BENEFIT = re.compile(
     r"|keeps? your)\b",
     re.IGNORECASE,
 )
-DIFFERENTIATOR = re.compile(
-    r"\b(?:only|unlike|first|patented|exclusive|the one|built for|designed for)\b", re.I
-)
+DIFFERENTIATOR = re.compile(r"\b(?:only|unlike|first|patented|exclusive|the one|built for|designed for)\b", re.I)
 FEED_TYPES = ("rss", "atom", "xml")
 HOOK_FAMILIES: tuple[HookFamily, ...] = ("curiosity", "pain_point", "contrarian")
 
@@ -52,10 +50,7 @@ def _meta(tree: LexborHTMLParser) -> dict[str, str]:
     found: dict[str, str] = {}
     for node in tree.css("meta"):
         key = (
-            node.attributes.get("property")
-            or node.attributes.get("name")
-            or node.attributes.get("itemprop")
-            or ""
+            node.attributes.get("property") or node.attributes.get("name") or node.attributes.get("itemprop") or ""
         ).lower()
         content = node.attributes.get("content") or ""
         if key and content and key not in found:
@@ -132,8 +127,7 @@ def _youtube(kind: str, tree: LexborHTMLParser, meta: dict[str, str]) -> dict[st
             "likes": None,
             "duration": meta.get("duration") or None,
             "tags": tags[:30],
-            "channel_name": (channel.attributes.get("content") if channel else None)
-            or meta.get("og:site_name"),
+            "channel_name": (channel.attributes.get("content") if channel else None) or meta.get("og:site_name"),
         }
     return payload
 
@@ -146,15 +140,11 @@ async def extract(
     if extract_type == "transcript" and kind != "youtube_video":
         raise ValidationFailed(
             "extract_type transcript needs a YouTube video URL",
-            field_errors=[
-                {"path": "extract_type", "message": "transcript is only for youtube.com/watch or youtu.be"}
-            ],
+            field_errors=[{"path": "extract_type", "message": "transcript is only for youtube.com/watch or youtu.be"}],
         )
     if kind is not None and youtube is not None:
         read = (
-            await youtube.read_video(url, extract_type)
-            if kind == "youtube_video"
-            else await youtube.read_channel(url)
+            await youtube.read_video(url, extract_type) if kind == "youtube_video" else await youtube.read_channel(url)
         )
         if read is not None:
             return _with_hooks({"source_type": kind, "url": url, **read})
@@ -207,8 +197,7 @@ async def extract(
         or ""
     )
     is_product = extract_type == "product" or (
-        extract_type == "auto"
-        and ("product" in _json_ld_types(tree) or meta.get("og:type", "").lower() == "product")
+        extract_type == "auto" and ("product" in _json_ld_types(tree) or meta.get("og:type", "").lower() == "product")
     )
     payload: dict[str, Any] = {
         "source_type": "product" if is_product else "article",

@@ -273,5 +273,3 @@ async def run_status(*, session: AsyncSession, run_id: str, project_id: uuid.UUI
         "error": output.get("error")
         or ({"step": None, "error_type": job.failure_reason, "message": job.error} if job.status == "failed" else None),
     }
-
-
