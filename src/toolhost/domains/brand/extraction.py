@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import yake
 from PIL import Image, UnidentifiedImageError
 
 from toolhost.domains.brand import css_extract, html_extract
@@ -142,6 +141,8 @@ def key_phrases(text: str, limit: int = 12) -> list[str]:
     """Distinctive key phrases (YAKE), shortest wording kept when phrases overlap."""
     if len(text.split()) < 20:
         return []
+    import yake  # imported on first use: with numpy and networkx it holds ~30 MB that an idle server does not need
+
     extractor = yake.KeywordExtractor(lan="en", n=3, top=limit * 2, dedupLim=0.7)
     phrases = [phrase for phrase, _ in extractor.extract_keywords(text[:KEYWORD_TEXT_LIMIT])]
     result: list[str] = []

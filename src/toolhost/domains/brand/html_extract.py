@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
-import trafilatura
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from selectolax.lexbor import LexborNode as Node
 
@@ -132,6 +131,8 @@ def read_page(html: str, url: str) -> PageFindings:
 
 def main_text(html: str, tree: HTMLParser | None = None) -> str:
     """The page's main text (trafilatura), falling back to the body text without scripts and navigation."""
+    import trafilatura  # imported on first use: with lxml and its URL and date helpers it holds ~13 MB
+
     extracted = trafilatura.extract(html, include_comments=False, include_tables=False, favor_recall=True)
     if extracted and len(extracted) > 200:
         return extracted

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import pyphen
 
@@ -87,7 +87,6 @@ NEGATIVE = frozenset(
         """.split()  # noqa: SIM905 - a word list reads better as words
 )
 
-_HYPHENATOR = pyphen.Pyphen(lang="en_US")
 _SUFFIXES = (
     "ational",
     "ization",
@@ -162,10 +161,16 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+@cache
+def _hyphenator() -> pyphen.Pyphen:
+    """The en_US hyphenation dictionary, read on first use: it holds ~3.5 MB that an idle server does not need."""
+    return pyphen.Pyphen(lang="en_US")
+
+
 @lru_cache(maxsize=65536)
 def syllables(word: str) -> int:
     """Syllables of a word from the hyphenation dictionary (what textstat falls back on)."""
-    return len(_HYPHENATOR.positions(word)) + 1
+    return len(_hyphenator().positions(word)) + 1
 
 
 @dataclass(frozen=True, slots=True)
