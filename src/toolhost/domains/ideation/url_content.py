@@ -12,7 +12,6 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-import trafilatura
 from selectolax.lexbor import LexborHTMLParser
 
 from toolhost.domains.ideation import trends as trend_parsing
@@ -182,6 +181,8 @@ async def extract(
     meta = _meta(tree)
     if kind is not None:
         return _with_hooks({"source_type": kind, "url": response.url, **_youtube(kind, tree, meta)})
+    import trafilatura  # imported on first use: with lxml and its URL and date helpers it holds ~13 MB
+
     metadata = trafilatura.extract_metadata(html, default_url=response.url)
     text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_precision=True) or ""
     title_node = tree.css_first("title")
