@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
-
-from selectolax.lexbor import LexborHTMLParser as HTMLParser
-from selectolax.lexbor import LexborNode as Node
 
 from toolhost.domains.brand.claims import CLAIM_PATTERNS
 from toolhost.domains.brand.colors import to_hex
 from toolhost.domains.brand.text_analysis import WORD, sentences
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+    from selectolax.lexbor import LexborNode as Node
 
 SUBPAGE_KEYWORDS = (
     "about",
@@ -74,6 +76,9 @@ def _icon_size(node: Node) -> int:
 
 def read_page(html: str, url: str) -> PageFindings:
     """A page's meta, headings, logo candidates, stylesheets, same-site links, testimonials, main text."""
+    # Imported on first use: the lexbor parser holds ~2 MB that an idle server does not need.
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
     tree = HTMLParser(html)
     page = PageFindings(url=url)
     title = tree.css_first("title")
@@ -136,7 +141,10 @@ def main_text(html: str, tree: HTMLParser | None = None) -> str:
     extracted = trafilatura.extract(html, include_comments=False, include_tables=False, favor_recall=True)
     if extracted and len(extracted) > 200:
         return extracted
-    tree = tree or HTMLParser(html)
+    if tree is None:
+        from selectolax.lexbor import LexborHTMLParser as HTMLParser  # on first use, as in read_page
+
+        tree = HTMLParser(html)
     for node in tree.css("script, style, noscript, nav, footer, svg"):
         node.decompose()
     body = tree.body

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from selectolax.lexbor import LexborHTMLParser
 
 from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.youtube import NO_TRANSCRIPT_RECOVERY, ConnectedYouTube
@@ -20,6 +18,9 @@ from toolhost.platform.results import NotFound, UpstreamFailed, ValidationFailed
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext, HookFamily, PostRequest
 from toolhost.providers.text.builtin import BuiltinTextProvider
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborHTMLParser
 
 BENEFIT = re.compile(
     r"\b(?:helps? you|lets? you|so you can|save[sd]?|without|faster|easier|never have to|no more"
@@ -176,6 +177,9 @@ async def extract(
             f"{urlsplit(url).hostname} answered {response.content_type or 'no content type'}, not a page",
             provider="fetch",
         )
+    # Imported on first use: the lexbor parser holds ~2 MB that an idle server does not need.
+    from selectolax.lexbor import LexborHTMLParser
+
     html = response.text
     tree = LexborHTMLParser(html)
     meta = _meta(tree)
