@@ -11,8 +11,10 @@ links or logo, so extract_brand (2 credits) fetches exactly one page per call. F
 toolhost runs as a single uvicorn worker (uvloop, httptools) on a fresh SQLite file or a freshly
 created PostgreSQL database, migrated and bootstrapped as `toolhost serve` does, with the fetch
 allowlist open to 127.0.0.1 over http and rate limits off (extract_brand's own limit is 5 a minute).
-The bench fires the parallel `POST /v1/tools/extract_brand` calls with the bootstrapped key and, half a
-second later, one `POST /v1/tools/get_credit_balance` (free), and prints each call's wall time.
+With the bootstrapped key the bench first makes one get_credit_balance and one extract_brand alone (connection
+set-up and the modules a tool imports on first use are start-up costs; the lone call's time is printed apart),
+then fires the parallel `POST /v1/tools/extract_brand` calls and, half a second later, one
+`POST /v1/tools/get_credit_balance` (free), and prints each call's wall time.
 """
 
 from __future__ import annotations
@@ -127,8 +129,10 @@ async def timed_call(
     return elapsed, "ok"
 
 
-async def fire(port: int, key: str, site_url: str, calls: int) -> tuple[list[tuple[float, str]], tuple[float, str]]:
-    """The parallel extract_brand calls and, half a second in, one get_credit_balance."""
+async def fire(
+    port: int, key: str, site_url: str, calls: int
+) -> tuple[tuple[float, str], list[tuple[float, str]], tuple[float, str]]:
+    """One extract_brand alone, then the parallel extract_brand calls and, half a second in, one get_credit_balance."""
     limits = httpx.Limits(max_connections=calls + 2, max_keepalive_connections=calls + 2)
     async with httpx.AsyncClient(
         base_url=f"http://127.0.0.1:{port}",
@@ -136,13 +140,15 @@ async def fire(port: int, key: str, site_url: str, calls: int) -> tuple[list[tup
         limits=limits,
         timeout=CALL_TIMEOUT,
     ) as client:
-        # One free call first, so that connection set-up and first-use costs are not measured.
+        # One call of each tool alone first: connection set-up and the modules a tool imports on its first use
+        # are start-up costs, not what the target is about. The lone extract_brand is printed apart.
         await client.post("/v1/tools/get_credit_balance", json={})
+        first = await timed_call(client, "extract_brand", {"url": site_url}, time.monotonic())
         start = time.monotonic() + 0.05
         paid = [timed_call(client, "extract_brand", {"url": site_url}, start) for _ in range(calls)]
         free = timed_call(client, "get_credit_balance", {}, start + FREE_CALL_AFTER)
         *paid_results, free_result = await asyncio.gather(*paid, free)
-    return paid_results, free_result
+    return first, paid_results, free_result
 
 
 def bootstrap(environment: dict[str, str]) -> str:
@@ -173,13 +179,14 @@ async def run_one(label: str, database_url: str, site: SlowSite, site_url: str, 
     )
     site.requests = 0
     try:
-        paid, free = await fire(port, key, site_url, arguments.calls)
+        first, paid, free = await fire(port, key, site_url, arguments.calls)
     finally:
         process.terminate()
         await asyncio.to_thread(process.wait, 10)
     slowest = max(seconds for seconds, _ in paid)
     all_ok = all(outcome == "ok" for _, outcome in paid) and free[1] == "ok"
     print(f"database: {label}")
+    print(f"  first extract_brand after start, alone: {first[0]:6.3f} s  {first[1]}")
     for index, (seconds, outcome) in enumerate(sorted(paid), start=1):
         print(f"  extract_brand call {index}: {seconds:6.3f} s  {outcome}")
     print(f"  slowest extract_brand: {slowest:.3f} s (target <= {MAX_SECONDS:.1f} s)")
@@ -187,7 +194,7 @@ async def run_one(label: str, database_url: str, site: SlowSite, site_url: str, 
         f"  get_credit_balance fired {FREE_CALL_AFTER:.1f} s in: {free[0] * 1000:.1f} ms {free[1]} "
         f"(target <= {FREE_CALL_SECONDS * 1000:.0f} ms)"
     )
-    print(f"  slow-site requests: {site.requests} (one page per call expected: {arguments.calls})")
+    print(f"  slow-site requests: {site.requests} (one page per call, the lone one included: {arguments.calls + 1})")
     passed = all_ok and slowest <= MAX_SECONDS and free[0] <= FREE_CALL_SECONDS
     print(f"  {'PASS' if passed else 'FAIL'}")
     return passed
