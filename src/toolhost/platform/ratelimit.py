@@ -8,9 +8,8 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis.asyncio as redis
 from limits import RateLimitItem, RateLimitItemPerHour, RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
@@ -18,6 +17,9 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from toolhost.config import RateLimitSettings
 from toolhost.platform.registry import POLLING_TOOLS, ToolSpec
 from toolhost.platform.results import RateLimited
+
+if TYPE_CHECKING:
+    from redis.asyncio import ConnectionPool, Redis
 
 # The hourly layer counts polling calls as 0.2: every call costs 5 units of a budget 5x the limit, polls 1.
 HOURLY_UNITS_PER_CALL = 5
@@ -42,17 +44,21 @@ class RateLimiter:
 
     def __init__(self, settings: RateLimitSettings, redis_url: str | None = None) -> None:
         self._settings = settings
-        self._pool: redis.ConnectionPool | None = None
+        self._pool: ConnectionPool | None = None
+        self._redis: Redis | None = None
         storage: Storage
         if redis_url:
-            self._pool = redis.ConnectionPool.from_url(redis_url)
+            # Imported only when the counters live in Redis: redis-py holds ~6 MB that a memory:// server does not need.
+            import redis.asyncio
+
+            self._pool = redis.asyncio.ConnectionPool.from_url(redis_url)
             # limits types its options as scalars, but hands them to redis-py, which takes a pool.
             options: dict[str, Any] = {"connection_pool": self._pool, "implementation": "redispy"}
             storage = RedisStorage("async+" + redis_url, key_prefix="toolhost-ratelimit", **options)
+            self._redis = redis.asyncio.Redis(connection_pool=self._pool)
         else:
             storage = MemoryStorage()
         self._limiter = MovingWindowRateLimiter(storage)
-        self._redis = redis.Redis(connection_pool=self._pool) if self._pool is not None else None
         self._in_flight: Counter[str] = Counter()
 
     @contextlib.asynccontextmanager
@@ -97,9 +103,7 @@ class RateLimiter:
         """Layer 1: requests without a valid credential, per client IP."""
         if not self.enabled:
             return
-        await self._hit(
-            Layer("ip", RateLimitItemPerMinute(self._settings.anonymous_per_minute), ("ip", client_ip))
-        )
+        await self._hit(Layer("ip", RateLimitItemPerMinute(self._settings.anonymous_per_minute), ("ip", client_ip)))
 
     async def check_call(self, spec: ToolSpec, *, account_id: str, tier: str) -> None:
         """Layers 2 to 5 for one tool call of an account."""

@@ -15,13 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import boto3
-from botocore.client import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-KEY_PATTERN = re.compile(
-    r"^(projects|accounts)/[0-9a-f-]{36}/[a-z0-9_-]+/\d{4}/\d{2}/[0-9a-f-]{36}\.[a-z0-9]{2,5}$"
-)
+KEY_PATTERN = re.compile(r"^(projects|accounts)/[0-9a-f-]{36}/[a-z0-9_-]+/\d{4}/\d{2}/[0-9a-f-]{36}\.[a-z0-9]{2,5}$")
 # One byte range, the only form S3 answers (first-last, first-, or -suffix).
 SINGLE_RANGE = re.compile(r"^bytes=(\d+-\d*|-\d+)$")
 CHUNK_BYTES = 256 * 1024
@@ -126,6 +122,10 @@ class S3MediaStore:
         secret_access_key: str | None,
         addressing_style: str,
     ) -> None:
+        # Imported on first use: boto3's client machinery holds ~8 MB that a server on the local store does not need.
+        import boto3
+        from botocore.client import Config
+
         self.bucket = bucket
         # Credentials left unset come from boto3's own chain (environment, profile, instance role).
         self.client: Any = boto3.session.Session().client(

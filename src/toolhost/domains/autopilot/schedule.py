@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
-
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 TIME_PATTERN = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 
@@ -36,6 +34,8 @@ def cron_expression(days: Sequence[str], time: str) -> str:
     if match is None:
         raise ValueError(f"schedule_time {time!r} is not a 24 h HH:MM time")
     expression = f"{int(match.group(2))} {int(match.group(1))} * * {','.join(ordered_days(days))}"
+    from croniter import croniter  # imported on first use: with dateutil it holds ~1 MB an idle server does not need
+
     if not days or not croniter.is_valid(expression):
         raise ValueError(f"the schedule {expression!r} is not a valid weekly schedule")
     return expression
@@ -43,6 +43,8 @@ def cron_expression(days: Sequence[str], time: str) -> str:
 
 def next_due(days: Sequence[str], time: str, timezone: str, after: datetime) -> datetime:
     """The first due time strictly after `after`, in UTC."""
+    from croniter import croniter  # on first use, as in cron_expression
+
     local = after.astimezone(zone(timezone))
     following: datetime = croniter(cron_expression(days, time), local).get_next(datetime)
     return following.astimezone(UTC)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from coloraide import Color
+if TYPE_CHECKING:
+    from coloraide import Color
 
 PALETTE_SLOTS = (
     "primary",
@@ -23,13 +24,20 @@ TOKEN_NAMES = {slot: ("text-secondary" if slot == "textSecondary" else slot) for
 MERGE_DISTANCE = 6.0  # CIEDE2000: closer colours are one brand colour in different shades of rounding
 
 
+def _color(value: str) -> Color:
+    """A coloraide colour; the library is imported on first use: it holds ~4 MB that an idle server does not need."""
+    from coloraide import Color
+
+    return Color(value)
+
+
 def to_hex(value: str) -> str | None:
     """A CSS colour (hex, name, rgb(), hsl(), ...) as opaque `#rrggbb`; None when it is not one."""
     text = value.strip()
     if not text or len(text) > 100:
         return None
     try:
-        color = Color(text)
+        color = _color(text)
     except ValueError:
         return None
     if color.alpha() < 0.5:
@@ -41,22 +49,22 @@ def to_hex(value: str) -> str | None:
 
 def chroma(hex_color: str) -> float:
     """Colourfulness (OKLCh chroma); near 0 for whites, greys and blacks."""
-    return float(Color(hex_color).convert("oklch").get("chroma"))
+    return float(_color(hex_color).convert("oklch").get("chroma"))
 
 
 def lightness(hex_color: str) -> float:
     """Perceptual lightness 0-1 (OKLCh)."""
-    return float(Color(hex_color).convert("oklch").get("lightness"))
+    return float(_color(hex_color).convert("oklch").get("lightness"))
 
 
 def delta_e(first: str, second: str) -> float:
     """CIEDE2000 distance in CIELAB (D65)."""
-    return float(Color(first).delta_e(second, method="2000"))
+    return float(_color(first).delta_e(second, method="2000"))
 
 
 def contrast(foreground: str, background: str) -> float:
     """WCAG 2.x contrast ratio."""
-    return float(Color(foreground).contrast(background, method="wcag21"))
+    return float(_color(foreground).contrast(background, method="wcag21"))
 
 
 @dataclass
@@ -87,9 +95,7 @@ def assign_roles(colors: list[WeightedColor], theme_color: str | None = None) ->
     chromatic = [item.hex for item in merged if chroma(item.hex) >= 0.06]
     neutral = [item for item in merged if chroma(item.hex) < 0.06]
     if theme_color and chroma(theme_color) >= 0.06:
-        chromatic = [theme_color] + [
-            item for item in chromatic if delta_e(item, theme_color) >= MERGE_DISTANCE
-        ]
+        chromatic = [theme_color] + [item for item in chromatic if delta_e(item, theme_color) >= MERGE_DISTANCE]
     palette: dict[str, str] = {}
     for slot, value in zip(("primary", "secondary", "accent"), chromatic, strict=False):
         palette[slot] = value
@@ -104,7 +110,7 @@ def assign_roles(colors: list[WeightedColor], theme_color: str | None = None) ->
             palette["textSecondary"] = mid[0].hex
     for slot, hue_range in (("success", (120, 170)), ("warning", (40, 95)), ("error", (0, 30))):
         for value in chromatic[3:]:
-            hue = float(Color(value).convert("oklch").get("hue") or 0.0)
+            hue = float(_color(value).convert("oklch").get("hue") or 0.0)
             if hue_range[0] <= hue <= hue_range[1] and value not in palette.values():
                 palette[slot] = value
                 break
@@ -129,9 +135,7 @@ def audit(content_colors: list[str], palette: dict[str, Any], threshold: float) 
     entries = []
     for raw in content_colors:
         color = to_hex(raw) or raw
-        slot, distance = min(
-            ((name, delta_e(color, value)) for name, value in brand.items()), key=lambda x: x[1]
-        )
+        slot, distance = min(((name, delta_e(color, value)) for name, value in brand.items()), key=lambda x: x[1])
         entries.append(
             {
                 "color": raw,
@@ -160,9 +164,7 @@ def contrast_pairs(brand: dict[str, str]) -> list[dict[str, Any]]:
             pairs.append((brand[foreground], background))
     if "primary" in brand:
         on_primary = (
-            "#ffffff"
-            if contrast("#ffffff", brand["primary"]) >= contrast("#000000", brand["primary"])
-            else "#000000"
+            "#ffffff" if contrast("#ffffff", brand["primary"]) >= contrast("#000000", brand["primary"]) else "#000000"
         )
         pairs.append((on_primary, brand["primary"]))
     result = []
@@ -197,16 +199,10 @@ def export_tokens(fmt: str, palette: dict[str, Any], typography: dict[str, Any])
         theme["fontFamily"] = {f"brand-{name}": [value] for name, value in fonts.items()}
         return json.dumps({"theme": {"extend": theme}}, indent=2)
     if fmt == "figma":
-        figma: dict[str, Any] = {
-            "color": {name: {"value": value, "type": "color"} for name, value in colors.items()}
-        }
-        figma["fontFamily"] = {
-            name: {"value": value, "type": "fontFamilies"} for name, value in fonts.items()
-        }
+        figma: dict[str, Any] = {"color": {name: {"value": value, "type": "color"} for name, value in colors.items()}}
+        figma["fontFamily"] = {name: {"value": value, "type": "fontFamilies"} for name, value in fonts.items()}
         return json.dumps(figma, indent=2)
-    dtcg: dict[str, Any] = {
-        "color": {name: {"$type": "color", "$value": value} for name, value in colors.items()}
-    }
+    dtcg: dict[str, Any] = {"color": {name: {"$type": "color", "$value": value} for name, value in colors.items()}}
     dtcg["fontFamily"] = {name: {"$type": "fontFamily", "$value": [value]} for name, value in fonts.items()}
     return json.dumps({"brand": dtcg}, indent=2)
 

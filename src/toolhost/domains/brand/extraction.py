@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import yake
 from PIL import Image, UnidentifiedImageError
 
 from toolhost.domains.brand import css_extract, html_extract
@@ -142,6 +141,8 @@ def key_phrases(text: str, limit: int = 12) -> list[str]:
     """Distinctive key phrases (YAKE), shortest wording kept when phrases overlap."""
     if len(text.split()) < 20:
         return []
+    import yake  # imported on first use: with numpy and networkx it holds ~30 MB that an idle server does not need
+
     extractor = yake.KeywordExtractor(lan="en", n=3, top=limit * 2, dedupLim=0.7)
     phrases = [phrase for phrase, _ in extractor.extract_keywords(text[:KEYWORD_TEXT_LIMIT])]
     result: list[str] = []
@@ -221,12 +222,7 @@ def build_draft(sources: Sources, extra_color: str | None, text_only: str | None
     for slot in palette:
         hinted = slot in findings.role_hints or (slot == "primary" and theme_color is not None)
         note(f"colorPalette.{slot}", 0.85 if hinted else 0.6)
-    linked = [
-        family
-        for page in pages
-        for href in page.font_links
-        for family in css_extract.google_font_families(href)
-    ]
+    linked = [family for page in pages for href in page.font_links for family in css_extract.google_font_families(href)]
     typography = css_extract.typography(findings, linked)
     if typography["headingFont"] or typography["bodyFont"]:
         note("typography", 0.7)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
-
-import trafilatura
-from selectolax.lexbor import LexborHTMLParser as HTMLParser
-from selectolax.lexbor import LexborNode as Node
 
 from toolhost.domains.brand.claims import CLAIM_PATTERNS
 from toolhost.domains.brand.colors import to_hex
 from toolhost.domains.brand.text_analysis import WORD, sentences
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+    from selectolax.lexbor import LexborNode as Node
 
 SUBPAGE_KEYWORDS = (
     "about",
@@ -38,12 +39,8 @@ AUDIENCE = re.compile(
     r"shops|stores|makers|beginners|everyone))\b",
     re.IGNORECASE,
 )
-AWARD = re.compile(
-    r"\b(?:award|winner|won|named|rated|certified|editors'? choice|featured in|as seen)\b", re.I
-)
-BENEFIT = re.compile(
-    r"\b(?:helps? you|lets? you|so you can|without|in minutes|in days|save|faster|easier)\b", re.I
-)
+AWARD = re.compile(r"\b(?:award|winner|won|named|rated|certified|editors'? choice|featured in|as seen)\b", re.I)
+BENEFIT = re.compile(r"\b(?:helps? you|lets? you|so you can|without|in minutes|in days|save|faster|easier)\b", re.I)
 
 
 @dataclass
@@ -79,6 +76,9 @@ def _icon_size(node: Node) -> int:
 
 def read_page(html: str, url: str) -> PageFindings:
     """A page's meta, headings, logo candidates, stylesheets, same-site links, testimonials, main text."""
+    # Imported on first use: the lexbor parser holds ~2 MB that an idle server does not need.
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
     tree = HTMLParser(html)
     page = PageFindings(url=url)
     title = tree.css_first("title")
@@ -136,10 +136,15 @@ def read_page(html: str, url: str) -> PageFindings:
 
 def main_text(html: str, tree: HTMLParser | None = None) -> str:
     """The page's main text (trafilatura), falling back to the body text without scripts and navigation."""
+    import trafilatura  # imported on first use: with lxml and its URL and date helpers it holds ~13 MB
+
     extracted = trafilatura.extract(html, include_comments=False, include_tables=False, favor_recall=True)
     if extracted and len(extracted) > 200:
         return extracted
-    tree = tree or HTMLParser(html)
+    if tree is None:
+        from selectolax.lexbor import LexborHTMLParser as HTMLParser  # on first use, as in read_page
+
+        tree = HTMLParser(html)
     for node in tree.css("script, style, noscript, nav, footer, svg"):
         node.decompose()
     body = tree.body
@@ -192,9 +197,7 @@ def same_site_links(page: PageFindings, limit: int) -> list[str]:
 
 def copy_sentences(text: str) -> list[str]:
     """The sentences of a text, trimmed."""
-    return [
-        text[start:end].strip() for start, end in sentences(text) if len(WORD.findall(text[start:end])) >= 3
-    ]
+    return [text[start:end].strip() for start, end in sentences(text) if len(WORD.findall(text[start:end])) >= 3]
 
 
 def value_propositions(pages: list[PageFindings]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import pyphen
 
@@ -36,9 +36,7 @@ STOPWORDS = frozenset(
         """.split()  # noqa: SIM905 - a word list reads better as words
 )
 
-SECOND_PERSON = frozenset(
-    {"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd"}
-)
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd"})
 FIRST_PLURAL = frozenset({"we", "our", "ours", "us", "ourselves", "we're", "we've", "we'll", "we'd"})
 FIRST_SINGULAR = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'll", "i'd"})
 HYPE = frozenset(
@@ -89,7 +87,6 @@ NEGATIVE = frozenset(
         """.split()  # noqa: SIM905 - a word list reads better as words
 )
 
-_HYPHENATOR = pyphen.Pyphen(lang="en_US")
 _SUFFIXES = (
     "ational",
     "ization",
@@ -164,10 +161,16 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+@cache
+def _hyphenator() -> pyphen.Pyphen:
+    """The en_US hyphenation dictionary, read on first use: it holds ~3.5 MB that an idle server does not need."""
+    return pyphen.Pyphen(lang="en_US")
+
+
 @lru_cache(maxsize=65536)
 def syllables(word: str) -> int:
     """Syllables of a word from the hyphenation dictionary (what textstat falls back on)."""
-    return len(_HYPHENATOR.positions(word)) + 1
+    return len(_hyphenator().positions(word)) + 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,11 +18,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import av
 from PIL import Image, ImageDraw
 
 from toolhost.domains.content import images
+
+if TYPE_CHECKING:
+    import av
 
 FPS = 30
 SIZES: dict[str, tuple[int, int]] = {"16:9": (1920, 1080), "9:16": (1080, 1920), "1:1": (1080, 1080)}
@@ -50,6 +53,8 @@ class Caption:
 
 def encoder_name() -> str:
     """The best video encoder PyAV's FFmpeg offers (libx264 in the PyPI wheels)."""
+    import av  # imported on first use: PyAV and its FFmpeg libraries hold ~22 MB that an idle server does not need
+
     for name in VIDEO_ENCODERS:
         if name in av.codecs_available:
             return name
@@ -247,6 +252,8 @@ def encode_mp4(
     `audio` (WAV, MP3 or any file FFmpeg reads) becomes an AAC track cut at `audio_seconds`. The frames are
     consumed one at a time, so a generator that checks for cancellation stops the encoding between frames.
     """
+    import av  # on first use, as in encoder_name
+
     codec = encoder_name()
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "video.mp4"
@@ -275,6 +282,8 @@ def _mux_narration(
     container: av.container.OutputContainer, stream: av.audio.stream.AudioStream, narration: bytes, duration: float
 ) -> None:
     """Re-encodes the narration (WAV, or any audio FFmpeg reads) as AAC, cut at the video's end."""
+    import av  # on first use, as in encoder_name
+
     resampler = av.AudioResampler(format="fltp", layout="mono", rate=AUDIO_RATE)
     limit = int(duration * AUDIO_RATE)
     written = 0

@@ -10,9 +10,6 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin
 
-import feedparser
-from selectolax.lexbor import LexborHTMLParser as HTMLParser
-
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.text.compose import STOPWORDS
 
@@ -62,6 +59,8 @@ def _entry_time(entry: Any) -> datetime | None:
 
 def parse_feed(content: bytes, *, category: str) -> list[dict[str, Any]]:
     """RSS 2.0, Atom or RDF entries: the newest 50, de-duplicated, ranked; else validation_error."""
+    import feedparser  # imported on first use, like yake below: an idle server does not need it
+
     parsed = feedparser.parse(content)
     if not parsed.get("version") or (parsed.get("bozo") and not parsed.entries):
         raise ValidationFailed(
@@ -112,6 +111,9 @@ def _key_phrases(text: str, limit: int) -> list[str]:
 
 def parse_page(html: str, *, url: str, category: str) -> list[dict[str, Any]]:
     """Topics of a page: its headings, linked article titles and top key phrases (at most 25)."""
+    # Imported on first use: the lexbor parser holds ~2 MB that an idle server does not need.
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
     tree = HTMLParser(html)
     for node in tree.css("script, style, noscript, nav, footer"):
         node.decompose()

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import trafilatura
-from selectolax.lexbor import LexborHTMLParser
 
 from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.youtube import NO_TRANSCRIPT_RECOVERY, ConnectedYouTube
@@ -22,14 +19,15 @@ from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext, HookFamily, PostRequest
 from toolhost.providers.text.builtin import BuiltinTextProvider
 
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborHTMLParser
+
 BENEFIT = re.compile(
     r"\b(?:helps? you|lets? you|so you can|save[sd]?|without|faster|easier|never have to|no more"
     r"|keeps? your)\b",
     re.IGNORECASE,
 )
-DIFFERENTIATOR = re.compile(
-    r"\b(?:only|unlike|first|patented|exclusive|the one|built for|designed for)\b", re.I
-)
+DIFFERENTIATOR = re.compile(r"\b(?:only|unlike|first|patented|exclusive|the one|built for|designed for)\b", re.I)
 FEED_TYPES = ("rss", "atom", "xml")
 HOOK_FAMILIES: tuple[HookFamily, ...] = ("curiosity", "pain_point", "contrarian")
 
@@ -52,10 +50,7 @@ def _meta(tree: LexborHTMLParser) -> dict[str, str]:
     found: dict[str, str] = {}
     for node in tree.css("meta"):
         key = (
-            node.attributes.get("property")
-            or node.attributes.get("name")
-            or node.attributes.get("itemprop")
-            or ""
+            node.attributes.get("property") or node.attributes.get("name") or node.attributes.get("itemprop") or ""
         ).lower()
         content = node.attributes.get("content") or ""
         if key and content and key not in found:
@@ -132,8 +127,7 @@ def _youtube(kind: str, tree: LexborHTMLParser, meta: dict[str, str]) -> dict[st
             "likes": None,
             "duration": meta.get("duration") or None,
             "tags": tags[:30],
-            "channel_name": (channel.attributes.get("content") if channel else None)
-            or meta.get("og:site_name"),
+            "channel_name": (channel.attributes.get("content") if channel else None) or meta.get("og:site_name"),
         }
     return payload
 
@@ -146,15 +140,11 @@ async def extract(
     if extract_type == "transcript" and kind != "youtube_video":
         raise ValidationFailed(
             "extract_type transcript needs a YouTube video URL",
-            field_errors=[
-                {"path": "extract_type", "message": "transcript is only for youtube.com/watch or youtu.be"}
-            ],
+            field_errors=[{"path": "extract_type", "message": "transcript is only for youtube.com/watch or youtu.be"}],
         )
     if kind is not None and youtube is not None:
         read = (
-            await youtube.read_video(url, extract_type)
-            if kind == "youtube_video"
-            else await youtube.read_channel(url)
+            await youtube.read_video(url, extract_type) if kind == "youtube_video" else await youtube.read_channel(url)
         )
         if read is not None:
             return _with_hooks({"source_type": kind, "url": url, **read})
@@ -187,11 +177,16 @@ async def extract(
             f"{urlsplit(url).hostname} answered {response.content_type or 'no content type'}, not a page",
             provider="fetch",
         )
+    # Imported on first use: the lexbor parser holds ~2 MB that an idle server does not need.
+    from selectolax.lexbor import LexborHTMLParser
+
     html = response.text
     tree = LexborHTMLParser(html)
     meta = _meta(tree)
     if kind is not None:
         return _with_hooks({"source_type": kind, "url": response.url, **_youtube(kind, tree, meta)})
+    import trafilatura  # imported on first use: with lxml and its URL and date helpers it holds ~13 MB
+
     metadata = trafilatura.extract_metadata(html, default_url=response.url)
     text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_precision=True) or ""
     title_node = tree.css_first("title")
@@ -207,8 +202,7 @@ async def extract(
         or ""
     )
     is_product = extract_type == "product" or (
-        extract_type == "auto"
-        and ("product" in _json_ld_types(tree) or meta.get("og:type", "").lower() == "product")
+        extract_type == "auto" and ("product" in _json_ld_types(tree) or meta.get("og:type", "").lower() == "product")
     )
     payload: dict[str, Any] = {
         "source_type": "product" if is_product else "article",

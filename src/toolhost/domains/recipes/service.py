@@ -6,7 +6,6 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-import jsonschema
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -142,6 +141,8 @@ async def list_recipes(
 
 def validate_inputs(recipe: Recipe, inputs: dict[str, Any]) -> dict[str, Any]:
     """The inputs checked against the recipe's schema (every error with its path), defaults filled in."""
+    import jsonschema  # imported on first use: with attrs, referencing and rpds it holds ~3 MB
+
     validator = jsonschema.Draft202012Validator(
         recipe.inputs_schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
@@ -273,5 +274,3 @@ async def run_status(*, session: AsyncSession, run_id: str, project_id: uuid.UUI
         "error": output.get("error")
         or ({"step": None, "error_type": job.failure_reason, "message": job.error} if job.status == "failed" else None),
     }
-
-

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 FPS = 30
 PORTRAIT, SQUARE, LANDSCAPE = (1080, 1920), (1080, 1080), (1920, 1080)
 SIZE_OF_ASPECT = {"9:16": PORTRAIT, "1:1": SQUARE, "16:9": LANDSCAPE}
@@ -376,6 +374,10 @@ COMPOSITIONS: dict[str, Composition] = {
 
 def field_errors(schema: dict[str, Any], props: Any, *, prefix: str) -> list[dict[str, str]]:
     """The props' schema violations as {path, message}, paths like `props.captions[0].text`."""
+    from jsonschema import (
+        Draft202012Validator,
+    )  # imported on first use: with attrs, referencing and rpds it holds ~3 MB
+
     errors = []
     for error in sorted(Draft202012Validator(schema).iter_errors(props), key=lambda item: list(item.absolute_path)):
         path = prefix

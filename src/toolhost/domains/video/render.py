@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import av
 from PIL import Image, ImageDraw, ImageOps
 
 from toolhost.domains.content import images, video
@@ -590,6 +589,8 @@ def render(
 
 def decode_video_frames(data: bytes, *, max_frames: int, size: tuple[int, int]) -> list[Image.Image]:
     """A background clip's first frames (≤ max_frames), scaled down to fit `size`, for looping behind captions."""
+    import av  # imported on first use: PyAV and its FFmpeg libraries hold ~22 MB that an idle server does not need
+
     decoded: list[Image.Image] = []
     with av.open(io.BytesIO(data), mode="r") as container:
         for frame in container.decode(video=0):
