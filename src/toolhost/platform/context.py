@@ -16,6 +16,7 @@ from toolhost.platform.results import ServerFailed
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
+    from toolhost.db.point_reads import PointReader
     from toolhost.platform.models import Project
     from toolhost.platform.usage import UsageRecorder
 
@@ -52,6 +53,7 @@ class ToolContext:
     request_id: str
     session_factory: async_sessionmaker[AsyncSession]
     usage: UsageRecorder
+    point_reads: PointReader
     credits_debited: int = 0
     credits_debited_beyond_hold: int = 0
 

@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.config import Settings
+from toolhost.db.point_reads import PointReader
 from toolhost.db.session import call_scope
 from toolhost.platform import credits, policy, scopes
 from toolhost.platform.context import Principal, ToolContext
@@ -122,12 +123,14 @@ class Executor:
         session_factory: async_sessionmaker[AsyncSession],
         rate_limiter: RateLimiter,
         usage: UsageRecorder,
+        point_reads: PointReader,
     ) -> None:
         self.registry = registry
         self.settings = settings
         self.session_factory = session_factory
         self.rate_limiter = rate_limiter
         self.usage = usage
+        self.point_reads = point_reads
         self.hold_lifetime = timedelta(seconds=settings.credits.hold_seconds)
         self.hold_keeper = credits.HoldKeeper(session_factory=session_factory, lifetime=self.hold_lifetime, live=set())
         self._projects = ProjectResolver(registry)
@@ -228,6 +231,7 @@ class Executor:
                     request_id=call.request_id,
                     session_factory=self.session_factory,
                     usage=self.usage,
+                    point_reads=self.point_reads,
                     credits_debited=cost if call.hold_id is not None else 0,
                 )
                 try:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from toolhost.config import Settings
+from toolhost.db.point_reads import PointReader
 from toolhost.db.session import create_engine, create_read_engine, create_session_factory
 from toolhost.platform.auth import Authenticator
 from toolhost.platform.context import Principal
@@ -43,6 +44,7 @@ class Platform:
         await self.executor.hold_keeper.close()
         await self.usage.close()
         await self.authenticator.close()
+        self.executor.point_reads.close()
         await self.rate_limiter.close()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
@@ -56,6 +58,7 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
     session_factory = create_session_factory(engine, read_engine)
     rate_limiter = RateLimiter(settings.ratelimit, settings.redis_url)
     usage = UsageRecorder(session_factory)
+    point_reads = PointReader(settings.database_url, engine)
     return Platform(
         settings=settings,
         registry=registry,
@@ -71,5 +74,6 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
             session_factory=session_factory,
             rate_limiter=rate_limiter,
             usage=usage,
+            point_reads=point_reads,
         ),
     )

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
+from toolhost.db.point_reads import PointReader
 from toolhost.domains.account.schemas import (
     GetBudgetStatusOut,
     GetCreditBalanceOut,
@@ -16,10 +17,10 @@ from toolhost.domains.account.schemas import (
     ToolUsage,
 )
 from toolhost.platform import credits
-from toolhost.platform.accounts import get_account
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import run_usage
-from toolhost.platform.models import UsageRecord
+from toolhost.platform.models import Account, UsageRecord
+from toolhost.platform.results import NotFound
 
 
 def _iso(moment: datetime) -> str:
@@ -27,18 +28,26 @@ def _iso(moment: datetime) -> str:
 
 
 async def get_balance(
-    session: AsyncSession, *, account_id: uuid.UUID, settings: Settings
+    session: AsyncSession, *, point_reads: PointReader, account_id: uuid.UUID, settings: Settings
 ) -> GetCreditBalanceOut:
-    """The balance after this period's allocation, what was spent, and when the period ends."""
-    account = await get_account(session, account_id)
+    """The balance after this period's allocation, what was spent, and when the period ends.
+
+    One point read; the month's first look credits the allocation in `session` and reads the result there.
+    """
+    columns = select(
+        Account.tier, Account.credit_balance, Account.period_spent, Account.credit_period, Account.trial_ends_at
+    ).where(Account.id == account_id)
+    account = await point_reads.one(columns)
+    if account is None:
+        raise NotFound(f"No account found with ID {account_id}")
     if account.tier != "trial" and account.credit_period != credits.period_of(datetime.now(UTC)):
         await credits.roll_period(
             session,
-            account_id=account.id,
+            account_id=account_id,
             tier=account.tier,
             allocation=settings.credits.allocations[account.tier],
         )
-        await session.refresh(account)
+        account = (await session.execute(columns)).one()
     return GetCreditBalanceOut(
         balance=account.credit_balance,
         monthlyUsed=account.period_spent,
@@ -49,9 +58,7 @@ async def get_balance(
     )
 
 
-async def get_budget(
-    session: AsyncSession, *, principal: Principal, settings: Settings
-) -> GetBudgetStatusOut:
+async def get_budget(session: AsyncSession, *, principal: Principal, settings: Settings) -> GetBudgetStatusOut:
     """What the caller's current run has spent against the per-run budgets."""
     used_credits, used_assets = await run_usage(session, principal)
     max_credits = settings.credits.max_credits_per_run
@@ -80,10 +87,7 @@ async def get_usage(session: AsyncSession, *, account_id: uuid.UUID) -> GetMcpUs
         )
     ).all()
     tools = sorted(
-        (
-            ToolUsage(tool_name=name, call_count=count, credits_total=int(total))
-            for name, count, total in rows
-        ),
+        (ToolUsage(tool_name=name, call_count=count, credits_total=int(total)) for name, count, total in rows),
         key=lambda usage: (-usage.call_count, usage.tool_name),
     )
     return GetMcpUsageOut(

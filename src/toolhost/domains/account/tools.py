@@ -21,7 +21,9 @@ async def get_credit_balance(ctx: ToolContext, args: GetCreditBalanceIn) -> GetC
 
     Call it before expensive work (videos, carousels, plans) to see whether the credits suffice.
     """
-    return await service.get_balance(ctx.session, account_id=ctx.principal.account_id, settings=ctx.settings)
+    return await service.get_balance(
+        ctx.session, point_reads=ctx.point_reads, account_id=ctx.principal.account_id, settings=ctx.settings
+    )
 
 
 @tool(module="account", scope="mcp:read", read_only=True, idempotent=True)

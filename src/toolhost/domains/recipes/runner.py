@@ -23,6 +23,7 @@ from sqlalchemy import select, update
 
 from toolhost.config import Settings
 from toolhost.db.base import utcnow
+from toolhost.db.point_reads import PointReader
 from toolhost.domains.content import jobs
 from toolhost.domains.recipes.definitions import BY_SLUG, Step, lookup, render
 from toolhost.platform.context import Principal
@@ -61,6 +62,7 @@ def executor_for(context: WorkerContext) -> Executor:
             session_factory=context.session_factory,
             rate_limiter=RateLimiter(context.settings.ratelimit, context.settings.redis_url),
             usage=UsageRecorder(context.session_factory),
+            point_reads=PointReader(context.settings.database_url, context.session_factory.kw["bind"]),
         )
         _executors[id(context.settings)] = executor
     return executor
