@@ -145,7 +145,6 @@ class RoutingSession(Session):
         super().__init__(*args, **kwargs)
         self._reader = reader
         self._writing = False
-        event.listen(self, "after_transaction_end", self._transaction_ended)
 
     def get_bind(
         self, mapper: Any = None, *, clause: ClauseElement | None = None, **kwargs: Any
@@ -158,10 +157,11 @@ class RoutingSession(Session):
             return writer
         return self._reader
 
-    @staticmethod
-    def _transaction_ended(session: Session, transaction: SessionTransaction) -> None:
-        if transaction.parent is None and isinstance(session, RoutingSession):
-            session._writing = False
+
+@event.listens_for(RoutingSession, "after_transaction_end")
+def _transaction_ended(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None and isinstance(session, RoutingSession):
+        session._writing = False
 
 
 def _writes(clause: ClauseElement | None) -> bool:

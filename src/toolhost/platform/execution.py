@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.config import Settings
 from toolhost.db.point_reads import PointReader
-from toolhost.db.session import call_scope
+from toolhost.db.session import call_scope, end_unit_of_work
 from toolhost.platform import credits, policy, scopes
 from toolhost.platform.context import Principal, ToolContext
 from toolhost.platform.models import Account, CreditHold, UsageRecord
@@ -246,7 +246,7 @@ class Executor:
                 usage = call.usage_record(outcome="ok", credits=context.credits_debited, assets=assets)
                 # A free call is recorded in a batch; one that paid or made assets counts toward run budgets now.
                 if call.hold_id is None and call.debited_beyond_hold == 0 and assets == 0:
-                    await session.commit()
+                    await end_unit_of_work(session)
                     self.usage.add(usage)
                     return result
                 # A call that paid commits its last unit of work, its settlement and its usage record together.
