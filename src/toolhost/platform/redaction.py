@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -19,9 +20,19 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aws_key", re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
     ("google_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
 )
+# One scan finds whether any secret pattern occurs at all; most strings hold none, and skip the nine subs.
+ANY_SECRET = re.compile(
+    "|".join(
+        f"(?i:{pattern.pattern.removeprefix('(?i)')})" if pattern.flags & re.IGNORECASE else f"(?:{pattern.pattern})"
+        for _, pattern in SECRET_PATTERNS
+    ),
+    re.DOTALL,
+)
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # A standalone run only: digits inside a word, a UUID, a path or a URL (media keys, ids) are never a card.
 CARD_CANDIDATE = re.compile(r"(?<![\w\-/.])(?:\d[ -]?){12,18}\d(?![\w\-/]|\.\w)")
+# Every card candidate holds this run (13 digits, single spaces or dashes between): strings without it skip the scan.
+CARD_DIGITS = re.compile(r"(?:\d[ -]?){12}\d")
 ISSUER_PREFIXES = (
     "4",
     "51",
@@ -60,13 +71,29 @@ def _card_replacement(match: re.Match[str]) -> str:
     return text
 
 
+# Short strings repeat from call to call (schema descriptions, names, enum values): their answer is kept.
+CACHED_TEXT_LENGTH = 256
+
+
 def redact_text(text: str, *, cards: bool = True) -> str:
     """A string with every secret replaced; UUIDs and URLs' own structure are left alone."""
+    if len(text) <= CACHED_TEXT_LENGTH:
+        return _redact_short_text(text, cards)
+    return _redact(text, cards)
+
+
+@functools.lru_cache(maxsize=8192)
+def _redact_short_text(text: str, cards: bool) -> str:
+    return _redact(text, cards)
+
+
+def _redact(text: str, cards: bool) -> str:
     if not text:
         return text
-    for kind, pattern in SECRET_PATTERNS:
-        text = pattern.sub(f"[REDACTED:{kind}]", text)
-    if cards and any(character.isdigit() for character in text) and not UUID.fullmatch(text):
+    if ANY_SECRET.search(text):
+        for kind, pattern in SECRET_PATTERNS:
+            text = pattern.sub(f"[REDACTED:{kind}]", text)
+    if cards and CARD_DIGITS.search(text) and not UUID.fullmatch(text):
         text = CARD_CANDIDATE.sub(_card_replacement, text)
     return text
 

@@ -6,6 +6,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+import orjson
+
 TEXT_LIMIT = 100_000
 TEXT_CUT_NOTE = "\n[output cut at 100,000 characters: narrow the request with filters or a smaller limit]"
 
@@ -117,12 +119,24 @@ class ServerFailed(ToolError):
 def envelope_text(payload: Any, version: str) -> str:
     """The `json` response_format text: the payload inside `{_meta, data}`."""
     meta = {"version": version, "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")}
-    return json.dumps({"_meta": meta, "data": payload}, indent=2, ensure_ascii=False)
+    return indented_json({"_meta": meta, "data": payload})
 
 
 def bare_text(payload: Any) -> str:
     """The text of bare tools: the payload itself as indented JSON."""
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+    return indented_json(payload)
+
+
+def indented_json(value: Any) -> str:
+    """JSON indented by two spaces, non-ASCII kept: what json.dumps(indent=2, ensure_ascii=False) writes.
+
+    orjson writes it in C; the standard library falls back to its pure-Python encoder whenever it indents,
+    and still writes what orjson refuses (integers beyond 64 bits).
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def cap_text(text: str) -> str:
@@ -147,7 +161,7 @@ def error_result(error: ToolError, request_id: str) -> dict[str, Any]:
     body["request_id"] = request_id
     wrapped = {"error": body}
     return {
-        "content": [{"type": "text", "text": json.dumps(wrapped, indent=2, ensure_ascii=False)}],
+        "content": [{"type": "text", "text": indented_json(wrapped)}],
         "structuredContent": wrapped,
         "isError": True,
     }
