@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from importlib.metadata import version as package_version
 from typing import Any
 
@@ -24,6 +24,7 @@ from toolhost.platform.runtime import Platform
 
 RUN_META_KEY = "toolhost/run"
 PRINCIPAL_STATE_KEY = "toolhost_principal"
+CONTENT_BLOCK_TYPES = ("text", "resource")
 
 
 def protected_resource_metadata_url(platform: Platform) -> str:
@@ -31,12 +32,76 @@ def protected_resource_metadata_url(platform: Platform) -> str:
     return f"{platform.settings.api_root}/.well-known/oauth-protected-resource/mcp"
 
 
-def _principal(context: ServerRequestContext[Any]) -> Principal:
-    request = context.request
-    principal = request.scope.get("state", {}).get(PRINCIPAL_STATE_KEY) if request is not None else None
+def _scope_principal(scope: Scope) -> Principal:
+    principal = scope.get("state", {}).get(PRINCIPAL_STATE_KEY)
     if principal is None:
         raise RuntimeError("the /mcp endpoint is served only behind its authentication wrapper")
     return principal  # type: ignore[no-any-return]
+
+
+def _principal(context: ServerRequestContext[Any]) -> Principal:
+    if context.request is None:
+        raise RuntimeError("the /mcp endpoint is served only over HTTP")
+    return _scope_principal(context.request.scope)
+
+
+def tool_listing(platform: Platform, granted_scopes: frozenset[str]) -> types.ListToolsResult:
+    """The tools/list result for a caller with these scopes: every tool they may call, with schemas and hints."""
+    return types.ListToolsResult(
+        tools=[
+            types.Tool(
+                name=spec.name,
+                title=spec.title,
+                description=spec.description,
+                input_schema=spec.input_schema,
+                output_schema=spec.output_schema,
+                annotations=types.ToolAnnotations(
+                    title=spec.title,
+                    read_only_hint=spec.read_only,
+                    destructive_hint=spec.destructive,
+                    idempotent_hint=spec.idempotent,
+                    open_world_hint=spec.open_world,
+                ),
+            )
+            for spec in platform.registry.all()
+            if scopes.satisfies(granted_scopes, spec.scope)
+        ]
+    )
+
+
+async def call_tool_result(platform: Platform, principal: Principal, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs validated tools/call params through execute() and returns the CallToolResult in its wire form."""
+    run_id = _run_from_meta(params.get("_meta"))
+    if run_id is not None:
+        principal = dataclasses.replace(principal, run_id=run_id)
+    execution = await platform.executor.execute(
+        params["name"], params.get("arguments") or {}, principal, transport="mcp"
+    )
+    result = execution.result
+    wire: dict[str, Any] = {
+        "content": [_content_block(block) for block in result["content"] if block["type"] in CONTENT_BLOCK_TYPES],
+        "isError": result["isError"],
+    }
+    # The SDK drops absent fields (exclude_none); the wire form matches it.
+    if result.get("structuredContent") is not None:
+        wire["structuredContent"] = result["structuredContent"]
+    return wire
+
+
+def _content_block(block: dict[str, Any]) -> dict[str, Any]:
+    """One ToolResult content block in MCP's wire form: text, or an embedded text resource (the apps' UI)."""
+    if block["type"] == "resource":
+        resource = block["resource"]
+        embedded = {"uri": resource["uri"], "text": resource["text"]}
+        if resource.get("mimeType") is not None:
+            embedded["mimeType"] = resource["mimeType"]
+        return {"type": "resource", "resource": embedded}
+    return {"type": "text", "text": block["text"]}
+
+
+def _run_from_meta(meta: Any) -> str | None:
+    value = meta.get(RUN_META_KEY) if isinstance(meta, Mapping) else None
+    return str(value)[:RUN_ID_LIMIT] if value else None
 
 
 def build_server(platform: Platform) -> Server[Any]:
@@ -45,41 +110,13 @@ def build_server(platform: Platform) -> Server[Any]:
     async def list_tools(
         context: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        principal = _principal(context)
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=spec.name,
-                    title=spec.title,
-                    description=spec.description,
-                    input_schema=spec.input_schema,
-                    output_schema=spec.output_schema,
-                    annotations=types.ToolAnnotations(
-                        title=spec.title,
-                        read_only_hint=spec.read_only,
-                        destructive_hint=spec.destructive,
-                        idempotent_hint=spec.idempotent,
-                        open_world_hint=spec.open_world,
-                    ),
-                )
-                for spec in platform.registry.all()
-                if scopes.satisfies(principal.scopes, spec.scope)
-            ]
-        )
+        return tool_listing(platform, _principal(context).scopes)
 
     async def call_tool(
         context: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        principal = _principal(context)
-        run_id = _run_from_meta(params)
-        if run_id is not None:
-            principal = dataclasses.replace(principal, run_id=run_id)
-        execution = await platform.executor.execute(params.name, params.arguments or {}, principal, transport="mcp")
-        result = execution.result
-        return types.CallToolResult(
-            content=[_content_block(block) for block in result["content"] if block["type"] in ("text", "resource")],
-            structured_content=result["structuredContent"],
-            is_error=result["isError"],
+        return types.CallToolResult.model_validate(
+            await call_tool_result(platform, _principal(context), context.params or {})
         )
 
     return Server(
@@ -89,27 +126,6 @@ def build_server(platform: Platform) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
-
-
-def _content_block(block: dict[str, Any]) -> types.TextContent | types.EmbeddedResource:
-    """One ToolResult content block as the SDK's type: text, or an embedded text resource (the apps' UI)."""
-    if block["type"] == "resource":
-        resource = block["resource"]
-        return types.EmbeddedResource(
-            resource=types.TextResourceContents(
-                uri=resource["uri"], mime_type=resource.get("mimeType"), text=resource["text"]
-            )
-        )
-    return types.TextContent(text=block["text"])
-
-
-def _run_from_meta(params: types.CallToolRequestParams) -> str | None:
-    meta: Any = params.meta
-    if meta is None:
-        return None
-    values = meta if isinstance(meta, dict) else (meta.model_extra or {})
-    value = values.get(RUN_META_KEY)
-    return str(value)[:RUN_ID_LIMIT] if value else None
 
 
 class McpEndpoint:
