@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -39,23 +39,31 @@ class Principal:
 class ToolContext:
     """Handed to every handler by execute(); tools never see HTTP objects.
 
-    `session` is the handler's current unit of work. execute() commits the last unit together with the
-    call's settlement; a handler that reaches outside (a fetch, a text provider, a connector) or does heavy
-    work first ends its unit with `commit()`, so no transaction is held while it waits.
+    `session` is the handler's current unit of work, opened on first use. execute() commits the last unit
+    together with the call's settlement; a handler that reaches outside (a fetch, a text provider, a
+    connector) or does heavy work first ends its unit with `commit()`, so no transaction is held while it
+    waits.
     """
 
     tool_name: str
-    session: AsyncSession
     principal: Principal
-    project: Project | None
-    accessible_project_ids: list[uuid.UUID]
     settings: Settings
     request_id: str
     session_factory: async_sessionmaker[AsyncSession]
     usage: UsageRecorder
     point_reads: PointReader
+    project: Project | None = None
+    accessible_project_ids: list[uuid.UUID] = field(default_factory=list)
     credits_debited: int = 0
     credits_debited_beyond_hold: int = 0
+    opened_session: AsyncSession | None = None
+
+    @property
+    def session(self) -> AsyncSession:
+        """The current unit of work's session (a call that never touches the database opens none)."""
+        if self.opened_session is None:
+            self.opened_session = self.session_factory()
+        return self.opened_session
 
     @property
     def project_id(self) -> uuid.UUID:
@@ -90,7 +98,8 @@ class ToolContext:
         Call it before outside work (fetches, providers, connectors, rendering); the next use of
         `session` starts a new unit.
         """
-        await end_unit_of_work(self.session)
+        if self.opened_session is not None:
+            await end_unit_of_work(self.opened_session)
 
     async def flush_usage(self) -> None:
         """Writes the usage records this process still queues, so a read of usage sees every call answered."""

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.config import Settings
 from toolhost.db.point_reads import PointReader
-from toolhost.db.session import call_scope, end_unit_of_work
+from toolhost.db.session import call_scope
 from toolhost.platform import credits, policy, scopes
 from toolhost.platform.context import Principal, ToolContext
 from toolhost.platform.models import Account, CreditHold, UsageRecord
@@ -211,58 +211,67 @@ class Executor:
         cost = self.cost_of(spec, args)
         assets = spec.assets(args) if spec.assets else 0
         principal = call.principal
-        async with self.session_factory() as session:
-            try:
-                projects = (
-                    [] if spec.project == "none" else await self._projects.accessible_projects(session, principal)
-                )
-                project, auto_resolved = await self._projects.resolve(session, spec, args, principal, projects)
+        context = ToolContext(
+            tool_name=spec.name,
+            principal=principal,
+            settings=self.settings,
+            request_id=call.request_id,
+            session_factory=self.session_factory,
+            usage=self.usage,
+            point_reads=self.point_reads,
+        )
+        try:
+            if spec.project != "none":
+                projects = await self._projects.accessible_projects(context.session, principal)
+                context.accessible_project_ids = [item.id for item in projects]
+                project, auto_resolved = await self._projects.resolve(context.session, spec, args, principal, projects)
+                context.project = project
                 call.project_id = project.id if project else None
-                if not (spec.resume_argument and getattr(args, spec.resume_argument) is not None):
-                    await self.rate_limiter.check_call(spec, account_id=str(principal.account_id), tier=principal.tier)
-                await self._hold(session, spec, principal, cost, assets, call)
-                context = ToolContext(
-                    tool_name=spec.name,
-                    session=session,
-                    principal=principal,
-                    project=project,
-                    accessible_project_ids=[item.id for item in projects],
-                    settings=self.settings,
-                    request_id=call.request_id,
-                    session_factory=self.session_factory,
-                    usage=self.usage,
-                    point_reads=self.point_reads,
-                    credits_debited=cost if call.hold_id is not None else 0,
-                )
-                try:
-                    async with self.rate_limiter.in_flight(spec, account_id=str(principal.account_id)):
-                        output = await spec.handler(context, args)
-                except ToolError as error:
-                    error.raised_by_handler = True
-                    raise
-                finally:
-                    call.debited_beyond_hold = context.credits_debited_beyond_hold
-                result = self._render(spec, args, output, auto_resolved)
-                usage = call.usage_record(outcome="ok", credits=context.credits_debited, assets=assets)
-                # A free call is recorded in a batch; one that paid or made assets counts toward run budgets now.
-                if call.hold_id is None and call.debited_beyond_hold == 0 and assets == 0:
-                    await end_unit_of_work(session)
-                    self.usage.add(usage)
-                    return result
-                # A call that paid commits its last unit of work, its settlement and its usage record together.
-                await self._settle(session, call, owed=context.credits_debited)
-                session.add(UsageRecord(**usage))
-                await session.commit()
-                self._forget_hold(call)
-            except asyncio.CancelledError:
-                await session.rollback()
-                # The client went away mid-call: the settlement must still happen, whatever else is cancelled.
-                await asyncio.shield(self._settle_failure(call, outcome="cancelled", message="cancelled by the client"))
+            else:
+                auto_resolved = None
+            if not (spec.resume_argument and getattr(args, spec.resume_argument) is not None):
+                await self.rate_limiter.check_call(spec, account_id=str(principal.account_id), tier=principal.tier)
+            if cost > 0 or assets > 0:
+                await self._hold(context.session, spec, principal, cost, assets, call)
+                context.credits_debited = cost if call.hold_id is not None else 0
+            try:
+                async with self.rate_limiter.in_flight(spec, account_id=str(principal.account_id)):
+                    output = await spec.handler(context, args)
+            except ToolError as error:
+                error.raised_by_handler = True
                 raise
-            except BaseException:
-                await session.rollback()
-                raise
-        return result
+            finally:
+                call.debited_beyond_hold = context.credits_debited_beyond_hold
+            result = self._render(spec, args, output, auto_resolved)
+            usage = call.usage_record(outcome="ok", credits=context.credits_debited, assets=assets)
+            # A free call is recorded in a batch; one that paid or made assets counts toward run budgets now.
+            if call.hold_id is None and call.debited_beyond_hold == 0 and assets == 0:
+                await context.commit()
+                self.usage.add(usage)
+                return result
+            # A call that paid commits its last unit of work, its settlement and its usage record together.
+            session = context.session
+            await self._settle(session, call, owed=context.credits_debited)
+            session.add(UsageRecord(**usage))
+            await session.commit()
+            self._forget_hold(call)
+            return result
+        except asyncio.CancelledError:
+            await self._roll_back(context)
+            # The client went away mid-call: the settlement must still happen, whatever else is cancelled.
+            await asyncio.shield(self._settle_failure(call, outcome="cancelled", message="cancelled by the client"))
+            raise
+        except BaseException:
+            await self._roll_back(context)
+            raise
+        finally:
+            if context.opened_session is not None:
+                await context.opened_session.close()
+
+    @staticmethod
+    async def _roll_back(context: ToolContext) -> None:
+        if context.opened_session is not None:
+            await context.opened_session.rollback()
 
     async def _hold(
         self,
@@ -274,8 +283,6 @@ class Executor:
         call: _Call,
     ) -> None:
         """Places the call's hold and commits it at once, so the account row is not locked while the handler runs."""
-        if cost <= 0 and assets <= 0:
-            return
         await self._check_run_budget(session, principal, cost, assets)
         if cost <= 0:
             return
