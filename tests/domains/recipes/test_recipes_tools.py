@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from tests.conftest import Tenant, TenantFactory
-from toolhost.domains.recipes import runner
-from toolhost.platform.jobs import WorkerContext
+from tests.conftest import Tenant, TenantFactory, worker_context
+from toolhost.platform.jobs import WorkerContext, run_jobs
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
 
 
 def worker(platform: Platform) -> WorkerContext:
-    return WorkerContext(settings=platform.settings, session_factory=platform.session_factory, worker_id="test")
+    return worker_context(platform, "test")
 
 
 async def test_list_and_details_show_the_five_recipes_with_their_scopes(tenant: Tenant) -> None:
@@ -38,7 +37,7 @@ async def test_a_run_executes_each_step_as_the_caller_and_debits_per_step(tenant
     assert started["status"] == "pending" and started["estimated_credits"] == 10
     pending = await tenant.data("get_recipe_run_status", {"run_id": started["run_id"]})
     assert pending["status"] == "pending" and pending["progress"] == 0
-    assert await runner.run_recipe_runs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 1
     done = await tenant.data("get_recipe_run_status", {"run_id": started["run_id"]})
     assert done["status"] == "completed", done
     assert set(done["outputs"]) == {"plan", "quality", "submit"}
@@ -52,7 +51,7 @@ async def test_a_failed_step_fails_the_run_and_keeps_earlier_results(tenant: Ten
     started = await tenant.data(
         "execute_recipe", {"slug": "weekly-digest-webhook", "inputs": {"webhook_url": "https://127.0.0.1/hook"}}
     )
-    await runner.run_recipe_runs(worker(platform))
+    await run_jobs(worker(platform))
     failed = await tenant.data("get_recipe_run_status", {"run_id": started["run_id"]})
     assert failed["status"] == "failed"
     assert set(failed["outputs"]) == {"digest", "anomalies"}
