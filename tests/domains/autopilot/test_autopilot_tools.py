@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.conftest import Tenant, TenantFactory, worker_context
+from tests.domains.recipes.test_recipes_tools import a_second_key, revoking_after_each_call
 from toolhost.domains.autopilot import runner
 from toolhost.domains.autopilot.models import AutopilotConfig, AutopilotRun
 from toolhost.platform import accounts
@@ -357,3 +358,31 @@ async def test_a_tier_downgrade_applies_to_the_next_run(
     assert run is not None and run.status == "skipped"
     assert run.reason is not None and run.reason.startswith("permission_denied: run_content_pipeline needs scope")
     assert pipeline_calls == []
+
+
+async def test_a_key_revoked_while_its_recipe_runs_stops_the_run_and_the_status_says_unauthenticated(
+    tenant: Tenant, platform: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader = await a_second_key(platform, tenant)
+    created = await tenant.data(
+        "create_autopilot_config",
+        {
+            **PIPELINE_CONFIG,
+            "project_id": str(tenant.project_id),
+            "mode": "recipe",
+            "recipe_slug": "topic-to-carousel",
+            "recipe_inputs": {"topic": "Sleep", "slide_count": 3},
+        },
+    )
+    assert await run_due(platform, at(created["next_run_at"])) == 1
+    [run] = (await reader.data("get_autopilot_status", {}))["recentRuns"]
+    assert run["status"] == "pending" and run["recipe_run_id"]
+    calls: list[str] = []
+    monkeypatch.setattr(platform.executor, "execute", revoking_after_each_call(platform, tenant.key_id, calls))
+    assert await run_jobs(worker(platform)) == 1
+    monkeypatch.undo()
+
+    assert calls == ["generate_carousel"]
+    [run] = (await reader.data("get_autopilot_status", {}))["recentRuns"]
+    assert run["status"] == "failed" and run["credits_used"] == 5
+    assert run["reason"].startswith("unauthenticated: step 'check' was not run") and "revoked" in run["reason"]
