@@ -335,7 +335,6 @@ class JobRun:
     project_id: uuid.UUID
     job_input: dict[str, Any]
     saved_output: dict[str, Any]
-    attempt: int
     context: WorkerContext
     deadline: float
     stopped: threading.Event = field(default_factory=threading.Event)
@@ -575,7 +574,6 @@ def _job_run(context: WorkerContext, job: Job) -> JobRun:
         project_id=job.project_id,
         job_input=dict(job.input or {}),
         saved_output=dict(job.output or {}),
-        attempt=job.attempt,
         context=context,
         deadline=time.monotonic() + _timeout(context.settings, job.job_type),
     )
