@@ -233,3 +233,41 @@ async def test_a_step_that_ran_under_a_lost_worker_is_never_run_again(
     failed = await tenant.data("get_recipe_run_status", {"run_id": started["run_id"]})
     assert failed["status"] == "failed" and failed["error"]["error_type"] == "worker_lost"
     assert before - await balance(platform, tenant.account_id) == 10
+
+
+async def test_a_run_started_with_an_oauth_token_keeps_the_tokens_scopes_and_stops_when_the_client_is_revoked(
+    tenant: Tenant, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with platform.session_factory() as session, session.begin():
+        issued = await accounts.create_client(
+            session, account_id=tenant.account_id, name="agent", granted_scopes=["mcp:full"]
+        )
+    form = {
+        "grant_type": "client_credentials",
+        "client_id": issued.client.client_id,
+        "client_secret": issued.client_secret,
+        "scope": "mcp:read mcp:write",
+    }
+    token = (await tenant.client.post("/oauth/token", data=form)).json()["access_token"]
+    agent = replace(tenant, key=token)
+    started = await agent.data("execute_recipe", {"slug": "weekly-instagram-calendar", "inputs": {"topic": "Tea"}})
+    execute = platform.executor.execute
+    held: list[frozenset[str]] = []
+
+    async def execute_then_revoke(name: str, arguments: Any, principal: Principal, **options: Any) -> Execution:
+        held.append(principal.scopes)
+        execution = await execute(name, arguments, principal, **options)
+        async with platform.session_factory() as session, session.begin():
+            await accounts.revoke_client(session, client_id=issued.client.client_id)
+        return execution
+
+    monkeypatch.setattr(platform.executor, "execute", execute_then_revoke)
+    assert await run_jobs(worker(platform)) == 1
+    monkeypatch.undo()
+
+    assert held == [frozenset({"mcp:read", "mcp:write"})]  # the token's scopes, not the client's mcp:full
+    failed = await tenant.data("get_recipe_run_status", {"run_id": started["run_id"]})
+    assert failed["status"] == "failed" and set(failed["outputs"]) == {"plan"}
+    assert (
+        failed["error"]["error_type"] == "unauthenticated" and "OAuth client was revoked" in failed["error"]["message"]
+    )
