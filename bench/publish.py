@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from tests.domains.distribution.standins import serve  # noqa: E402
 
-from toolhost.catalog import POLLERS, load_tools  # noqa: E402
+from toolhost.catalog import JOB_TYPES, POLLERS, load_tools  # noqa: E402
 from toolhost.config import load_settings  # noqa: E402
 from toolhost.db.migrate import upgrade  # noqa: E402
 from toolhost.db.session import create_engine  # noqa: E402
@@ -165,6 +165,10 @@ async def spread_due_times(count: int, lead_seconds: float, window: float) -> da
             ),
             {"start": start, "step": window / count},
         )
+        # A post is claimed through its publish job, which is due when the post is.
+        await connection.execute(
+            text("UPDATE jobs SET run_after = posts.due_at FROM posts WHERE jobs.id = posts.job_id")
+        )
     await engine.dispose()
     return start
 
@@ -174,12 +178,15 @@ def start_worker() -> subprocess.Popen[bytes]:
 
 
 async def worker_main() -> None:
-    settings = load_settings()
     load_tools()
+    platform = build_platform(load_settings(), registry)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
-    await run_worker(settings, POLLERS, stop)
+    try:
+        await run_worker(platform, pollers=POLLERS, job_types=JOB_TYPES, stop_event=stop)
+    finally:
+        await platform.close()
 
 
 async def database_counts() -> dict[str, int]:
@@ -252,35 +259,24 @@ async def main(arguments: argparse.Namespace) -> None:
     if arguments.kill_every:
         mode = f"SIGKILL a worker every {arguments.kill_every}s (lease {arguments.lease}s)"
     p99 = lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))] if lateness else float("nan")
-    print(
-        f"mode: {mode}; {arguments.workers} workers; {arguments.posts} posts due over {arguments.window:g} s"
-    )
+    print(f"mode: {mode}; {arguments.workers} workers; {arguments.posts} posts due over {arguments.window:g} s")
     print(f"database: {json.dumps(counts, sort_keys=True)}")
     if arguments.kill_every:
         print(f"workers killed: {kills}")
     print(f"published (receiver, unique posts): {len(unique_posts)}")
-    print(
-        f"deliveries: {receiver.deliveries}; redeliveries: {receiver.deliveries - len(receiver.first_seen)}"
-    )
+    print(f"deliveries: {receiver.deliveries}; redeliveries: {receiver.deliveries - len(receiver.first_seen)}")
     print(f"published twice (a post under two keys): {published_twice}")
     print(f"lost: {lost}")
     print(f"publications/s (first due -> last first delivery): {len(unique_posts) / span:.1f}")
     if lateness:
-        print(
-            f"lateness after due: p50 {statistics.median(lateness):.3f} s, p99 {p99:.3f} s, "
-            f"max {lateness[-1]:.3f} s"
-        )
+        print(f"lateness after due: p50 {statistics.median(lateness):.3f} s, p99 {p99:.3f} s, max {lateness[-1]:.3f} s")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--posts", type=int, default=10_000)
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument(
-        "--kill-every", type=float, default=0.0, help="SIGKILL a worker every N seconds (0: never)"
-    )
+    parser.add_argument("--kill-every", type=float, default=0.0, help="SIGKILL a worker every N seconds (0: never)")
     parser.add_argument("--window", type=float, default=60.0, help="seconds the due times spread over")
     parser.add_argument("--lease", type=int, default=5, help="lease seconds in kill mode")
     parser.add_argument("--timeout", type=float, default=120.0, help="extra seconds after the minute")

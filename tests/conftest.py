@@ -17,17 +17,16 @@ from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from starlette.applications import Starlette
 
 from toolhost.app import create_app
-from toolhost.catalog import load_tools
+from toolhost.catalog import JOB_TYPES, load_tools
 from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.db.session import create_engine
 from toolhost.platform import accounts
+from toolhost.platform.jobs import WorkerContext, load_job_types
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 
-POSTGRES_ADMIN_URL = os.environ.get(
-    "TOOLHOST_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
+POSTGRES_ADMIN_URL = os.environ.get("TOOLHOST_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("TOOLHOST_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 TEST_SECRET = "test-secret-not-for-production-0123456789"
 
@@ -45,6 +44,11 @@ def settings_for_test(**overrides: Any) -> Settings:
     }
     values.update(overrides)
     return load_settings(**values)
+
+
+def worker_context(platform: Platform, worker_id: str = "test-worker") -> WorkerContext:
+    """A worker on the test's platform with every job type of the composition root (run it with run_jobs)."""
+    return WorkerContext(platform=platform, worker_id=worker_id, job_types=load_job_types(JOB_TYPES))
 
 
 @pytest.fixture(scope="session")
@@ -108,9 +112,7 @@ async def app(settings: Settings, platform: Platform) -> AsyncIterator[Starlette
 @pytest.fixture
 async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
     """HTTP against the app in-process."""
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://testserver"
-    ) as http:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as http:
         yield http
 
 
@@ -180,8 +182,7 @@ def make_tenant(platform: Platform, client: httpx.AsyncClient, settings: Setting
                 opened,
                 account_id=account.id,
                 name=name,
-                granted_scopes=scopes
-                or (["mcp:full"] if tier in {"team", "agency"} else ["mcp:read", "mcp:write"]),
+                granted_scopes=scopes or (["mcp:full"] if tier in {"team", "agency"} else ["mcp:read", "mcp:write"]),
                 settings=settings,
                 project_id=created[0].id if bind_project else None,
             )

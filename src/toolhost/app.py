@@ -14,7 +14,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-from toolhost.catalog import POLLERS, load_tools
+from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
 from toolhost.config import Settings, load_settings
 from toolhost.domains.apps.routes import routes as apps_routes
 from toolhost.domains.discovery.routes import routes as discovery_routes
@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
         if settings.jobs.run_in_process:
             # The embedded default: due posts and jobs are worked by this process; scaled out, by `toolhost worker`.
             worker = asyncio.create_task(
-                run_worker(settings, POLLERS, stopping, session_factory=platform.session_factory)
+                run_worker(platform, pollers=POLLERS, job_types=JOB_TYPES, stop_event=stopping)
             )
         try:
             async with mcp_endpoint.running():

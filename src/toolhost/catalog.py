@@ -1,4 +1,5 @@
-"""The composition root's lists: every domain's tool and model modules, named explicitly (no scanning)."""
+"""The composition root's lists: every domain's tool and model modules, worker pollers and job types, named
+explicitly (no scanning)."""
 
 from __future__ import annotations
 
@@ -45,12 +46,21 @@ MODEL_MODULES: tuple[str, ...] = (
 
 POLLERS: tuple[str, ...] = (
     "toolhost.platform.credits.release_expired_holds",
-    "toolhost.domains.distribution.dispatcher.publish_due_posts",
-    "toolhost.domains.media.retention.sweep_expired_media",
-    "toolhost.domains.analytics.refresh.refresh_due_analytics",
-    "toolhost.domains.content.jobs.run_media_jobs",
-    "toolhost.domains.recipes.runner.run_recipe_runs",
+    "toolhost.platform.jobs.run_jobs",
     "toolhost.domains.autopilot.runner.run_due_autopilot",
+    "toolhost.domains.media.retention.sweep_expired_media",
+)
+
+# Each names a domain's tuple of job types (runner per job type), run by the platform's job machine.
+JOB_TYPES: tuple[str, ...] = (
+    "toolhost.domains.distribution.dispatcher.JOB_TYPES",
+    "toolhost.domains.content.image_jobs.JOB_TYPES",
+    "toolhost.domains.content.video_jobs.JOB_TYPES",
+    "toolhost.domains.video.jobs.JOB_TYPES",
+    "toolhost.domains.video.hyperframes.JOB_TYPES",
+    "toolhost.domains.analytics.refresh.JOB_TYPES",
+    "toolhost.domains.recipes.runner.JOB_TYPES",
+    "toolhost.domains.autopilot.runner.JOB_TYPES",
 )
 
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.catalog import POLLERS, load_tools
+from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
 from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.domains.analytics.cli import app as metrics_app
@@ -139,15 +139,17 @@ def worker() -> None:
     """Works due posts and jobs until interrupted (run N of these beside N API processes when scaled out)."""
     import signal
 
-    settings = load_settings()
-    load_tools()
-
     async def main() -> None:
+        # The worker runs on the same platform as the server: one executor, authenticator and rate limiter.
+        platform = _platform()
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signal_number, stopping.set)
-        await run_worker(settings, POLLERS, stopping)
+        try:
+            await run_worker(platform, pollers=POLLERS, job_types=JOB_TYPES, stop_event=stopping)
+        finally:
+            await platform.close()
 
     console.print("Worker started; Ctrl-C stops it after the current batch.")
     asyncio.run(main())
@@ -306,9 +308,7 @@ def credits_grant(
 ) -> None:
     """Grants credits to an account."""
     account_id = _uuid(account, "--account")
-    balance = _run_in_session(
-        lambda session, settings: credits.grant(session, account_id=account_id, amount=amount)
-    )
+    balance = _run_in_session(lambda session, settings: credits.grant(session, account_id=account_id, amount=amount))
     console.print(f"Granted {amount} credits; balance {balance}.")
 
 
@@ -358,9 +358,7 @@ def call(
         platform = _platform()
         try:
             # One CLI process is one run for the per-run budgets.
-            principal = await platform.authenticator.authenticate(
-                credential, run_id=f"cli-{uuid.uuid4().hex}"
-            )
+            principal = await platform.authenticator.authenticate(credential, run_id=f"cli-{uuid.uuid4().hex}")
             execution = await platform.execute(tool_name, parsed, principal, transport="cli")
             return execution.result
         finally:

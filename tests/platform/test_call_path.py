@@ -17,12 +17,11 @@ import pytest
 from sqlalchemy import func, select, update
 from starlette.applications import Starlette
 
-from tests.conftest import Tenant, TenantFactory, settings_for_test
+from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.app import create_app
 from toolhost.config import Settings
 from toolhost.db.session import TransactionHeldDuringOutsideWork, call_scope
 from toolhost.platform import accounts, credits
-from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.models import Account, CreditEntry, CreditHold, UsageRecord
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
@@ -227,7 +226,7 @@ async def test_a_hold_left_by_a_process_killed_mid_call_is_returned_by_the_worke
             run_id=None,
             lifetime=timedelta(seconds=60),
         )
-    context = WorkerContext(settings=platform.settings, session_factory=platform.session_factory, worker_id="test")
+    context = worker_context(platform)
     assert await credits.release_expired_holds(context) == 0  # not expired yet: its call may still be running
     assert await balance_of(platform, tenant.account_id) == before - 5
     async with platform.session_factory() as session, session.begin():
@@ -251,7 +250,7 @@ async def test_a_running_calls_hold_is_renewed_so_the_worker_never_takes_it_back
 ) -> None:
     platform.executor.hold_lifetime = timedelta(seconds=0.3)
     platform.executor.hold_keeper.lifetime = timedelta(seconds=0.3)
-    context = WorkerContext(settings=settings, session_factory=platform.session_factory, worker_id="test")
+    context = worker_context(platform)
     call = asyncio.create_task(tenant.call("extract_brand", {"url": slow_site.url}))
     while not call.done():
         assert await credits.release_expired_holds(context) == 0

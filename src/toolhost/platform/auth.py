@@ -227,3 +227,43 @@ class Authenticator:
         return IssuedToken(
             access_token=token, expires_in=int(TOKEN_LIFETIME.total_seconds()), scope=" ".join(requested)
         )
+
+    # -----------------------------------------------------------------------------------------------------
+    # Stored credentials: work that runs later as its caller (recipe runs, autopilot runs) re-checks the
+    # credential it was started with before every step, rather than trusting a snapshot of its principal.
+
+    async def principal_for_credential(
+        self, credential_id: uuid.UUID, *, within: frozenset[str] | None = None, run_id: str | None = None
+    ) -> Principal:
+        """The caller a stored API key or OAuth client (by id) stands for now, or `unauthenticated` saying why.
+
+        Revocation, expiry, the account and its tier are read afresh; the scopes are the credential's within
+        the tier's (scopes.effective) and, when `within` is given, within the scopes the work started with.
+        A credential whose tier now allows none of its scopes may no longer act at all.
+        """
+        async with self._session_factory() as session:
+            key = await session.get(ApiKey, credential_id)
+            client = None if key is not None else await session.get(OAuthClient, credential_id)
+            credential = key or client
+            account = await session.get(Account, credential.account_id) if credential is not None else None
+        kind = "API key" if key is not None else "OAuth client"
+        if credential is None or account is None:
+            raise Unauthenticated("the credential this work runs as no longer exists")
+        if credential.revoked_at is not None:
+            raise Unauthenticated(f"this {kind} was revoked")
+        if key is not None and key.expires_at is not None and key.expires_at <= datetime.now(UTC):
+            raise Unauthenticated("this API key has expired")
+        held = scopes.effective(credential.scopes, account.tier)
+        if within is not None:
+            held &= within
+        if not held:
+            raise Unauthenticated(f"the account's {account.tier} tier no longer allows any scope of this {kind}")
+        return Principal(
+            account_id=account.id,
+            tier=account.tier,
+            credential_id=credential.id,
+            credential_name=credential.name,
+            scopes=held,
+            project_id=credential.project_id,
+            run_id=run_id,
+        )

@@ -120,6 +120,8 @@ class UsageRecord(Base):
     __table_args__ = (
         Index("ix_usage_records_account_created", "account_id", "created_at"),
         Index("ix_usage_records_run", "account_id", "run_id"),
+        # A job's retry asks whether one of its calls already ran (toolhost.platform.jobs.step_ran).
+        Index("ix_usage_records_request", "request_id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)

@@ -14,17 +14,16 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from tests.conftest import TEST_SECRET, Tenant
+from tests.conftest import TEST_SECRET, Tenant, worker_context
 from tests.domains.analytics.conftest import Channel, now
 from tests.domains.distribution.standins import MastodonStandIn, serve
 from toolhost import cli as toolhost_cli
 from toolhost.db.session import create_engine, create_session_factory
 from toolhost.domains.analytics import cli, metrics
-from toolhost.domains.analytics.refresh import refresh_due_analytics
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import Post
 from toolhost.platform import accounts
-from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform.jobs import Job, run_jobs
 from toolhost.platform.runtime import Platform
 
 
@@ -60,9 +59,9 @@ async def test_refresh_pulls_mastodon_counters_into_snapshots_the_tools_read(
 
     queued = await tenant.data("refresh_platform_analytics", {})
     assert (queued["postsProcessed"], queued["queued"], queued["errored"]) == (2, 1, 0)
-    worker = WorkerContext(settings=platform.settings, session_factory=platform.session_factory, worker_id="w1")
-    assert await refresh_due_analytics(worker) == 1
-    assert await refresh_due_analytics(worker) == 0
+    worker = worker_context(platform, "w1")
+    assert await run_jobs(worker) == 1
+    assert await run_jobs(worker) == 0
 
     async with platform.session_factory() as session:
         job = await session.scalar(select(Job).where(Job.job_type == "analytics_refresh"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tests.conftest import Tenant
+from tests.conftest import Tenant, worker_context
 from tests.domains.distribution.conftest import connect_webhook
 from tests.domains.distribution.standins import WebhookReceiver
 from toolhost.domains.autopilot import runner
-from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.jobs import run_jobs
 from toolhost.platform.runtime import Platform
 
 
@@ -28,8 +28,9 @@ async def test_a_due_config_runs_the_real_pipeline_on_the_projects_connected_pla
             "max_credits_per_run": 40,
         },
     )
-    context = WorkerContext(settings=platform.settings, session_factory=platform.session_factory, worker_id="test")
+    context = worker_context(platform, "test")
     assert await runner.run_due_autopilot(context, now=datetime.fromisoformat(created["next_run_at"])) == 1
+    assert await run_jobs(context) == 1
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     # review_all flags every post for a person: the plan is saved, nothing is scheduled yet.
     assert run["status"] == "awaiting_approval", run

@@ -11,14 +11,14 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from tests.conftest import Tenant, TenantFactory
+from tests.conftest import Tenant, TenantFactory, worker_context
+from tests.domains.recipes.test_recipes_tools import a_second_key, revoking_after_each_call
 from toolhost.domains.autopilot import runner
 from toolhost.domains.autopilot.models import AutopilotConfig, AutopilotRun
-from toolhost.domains.recipes import runner as recipes_runner
 from toolhost.platform import accounts
 from toolhost.platform.context import ToolContext
 from toolhost.platform.fields import Platform, TextFormat, UUIDStr
-from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.jobs import WorkerContext, run_jobs
 from toolhost.platform.models import Account
 from toolhost.platform.registry import Registry, ToolInput, ToolOutput, registry
 from toolhost.platform.runtime import Platform as Runtime
@@ -37,7 +37,14 @@ PIPELINE_CONFIG: dict[str, Any] = {
 
 
 def worker(platform: Runtime) -> WorkerContext:
-    return WorkerContext(settings=platform.settings, session_factory=platform.session_factory, worker_id="test")
+    return worker_context(platform, "test")
+
+
+async def run_due(platform: Runtime, now: datetime) -> int:
+    """The scheduler at `now`, then the job machine: the runs it scheduled start. Returns the runs scheduled."""
+    scheduled = await runner.run_due_autopilot(worker(platform), now=now)
+    await run_jobs(worker(platform))
+    return scheduled
 
 
 def at(value: str) -> datetime:
@@ -165,7 +172,7 @@ async def test_another_tenants_configs_and_runs_are_invisible(
     tenant: Tenant, make_tenant: TenantFactory, platform: Runtime, pipeline_calls: list[dict[str, Any]]
 ) -> None:
     created = await tenant.data("create_autopilot_config", {**PIPELINE_CONFIG, "project_id": str(tenant.project_id)})
-    assert await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"])) == 1
+    assert await run_due(platform, at(created["next_run_at"])) == 1
     other = await make_tenant()
     for tool, arguments in [
         ("update_autopilot_config", {"config_id": created["id"], "is_active": False}),
@@ -199,10 +206,10 @@ async def test_a_due_pipeline_config_runs_the_pipeline_by_name_within_its_budget
         },
     )
     await make_due(platform, created["id"], TUESDAY)
-    assert await runner.run_due_autopilot(worker(platform), now=TUESDAY - timedelta(seconds=1)) == 0
-    assert await runner.run_due_autopilot(worker(platform), now=TUESDAY) == 1
+    assert await run_due(platform, TUESDAY - timedelta(seconds=1)) == 0
+    assert await run_due(platform, TUESDAY) == 1
     # The same due time never starts twice.
-    assert await runner.run_due_autopilot(worker(platform), now=TUESDAY) == 0
+    assert await run_due(platform, TUESDAY) == 0
     [call] = pipeline_calls
     assert call["days"] == 1 and call["posts_per_day"] == 1
     assert call["topic"] == "Meal prep" and call["platforms"] == ["linkedin"]
@@ -218,7 +225,7 @@ async def test_a_due_pipeline_config_runs_the_pipeline_by_name_within_its_budget
     assert at(listed["next_run_at"]) == TUESDAY + timedelta(days=1) and listed["last_run_at"] is not None
 
     # Wednesday: 18 of the week's 30 credits are left, more than the per-run 15; the next run is 6 days away.
-    assert await runner.run_due_autopilot(worker(platform), now=TUESDAY + timedelta(days=1)) == 1
+    assert await run_due(platform, TUESDAY + timedelta(days=1)) == 1
     assert pipeline_calls[1]["max_credits"] == 15 and pipeline_calls[1]["days"] == 6
 
 
@@ -230,17 +237,17 @@ async def test_a_spent_weekly_budget_skips_the_run_until_monday_resets_it(
         {**PIPELINE_CONFIG, "project_id": str(tenant.project_id), "max_credits_per_week": 20},
     )
     await make_due(platform, created["id"], TUESDAY)
-    await runner.run_due_autopilot(worker(platform), now=TUESDAY)
+    await run_due(platform, TUESDAY)
     # Wednesday: 8 credits left this week, which is the run's max_credits; the stand-in spends 12 anyway.
-    await runner.run_due_autopilot(worker(platform), now=TUESDAY + timedelta(days=1))
+    await run_due(platform, TUESDAY + timedelta(days=1))
     assert pipeline_calls[1]["max_credits"] == 8
     # The next Tuesday is a new week (Monday 00:00 Paris), so it runs; make a second one due the same week.
     await make_due(platform, created["id"], TUESDAY + timedelta(days=1, hours=2))
-    assert await runner.run_due_autopilot(worker(platform), now=TUESDAY + timedelta(days=1, hours=2)) == 1
+    assert await run_due(platform, TUESDAY + timedelta(days=1, hours=2)) == 1
     runs = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     assert runs[0]["status"] == "skipped" and "24 of 20 credits used this week" in runs[0]["reason"]
     assert len(pipeline_calls) == 2
-    assert await runner.run_due_autopilot(worker(platform), now=TUESDAY + timedelta(days=7)) == 1
+    assert await run_due(platform, TUESDAY + timedelta(days=7)) == 1
     assert len(pipeline_calls) == 3 and pipeline_calls[2]["max_credits"] == 20
 
 
@@ -249,7 +256,7 @@ async def test_a_zero_run_budget_skips_every_run(tenant: Tenant, platform: Runti
         "create_autopilot_config",
         {**PIPELINE_CONFIG, "project_id": str(tenant.project_id), "max_credits_per_run": 0},
     )
-    assert await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"])) == 1
+    assert await run_due(platform, at(created["next_run_at"])) == 1
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     assert run["status"] == "skipped" and "max_credits_per_run is 0" in run["reason"]
 
@@ -259,7 +266,7 @@ async def test_a_run_is_skipped_when_run_content_pipeline_is_not_registered(
 ) -> None:
     monkeypatch.delitem(registry._tools, "run_content_pipeline", raising=False)
     created = await tenant.data("create_autopilot_config", {**PIPELINE_CONFIG, "project_id": str(tenant.project_id)})
-    assert await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"])) == 1
+    assert await run_due(platform, at(created["next_run_at"])) == 1
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     assert run["status"] == "skipped" and run["reason"] == "run_content_pipeline is not available on this server"
     assert run["pipeline_id"] is None and run["credits_used"] == 0
@@ -271,7 +278,7 @@ async def test_a_pipeline_config_without_platforms_or_accounts_is_skipped(
     arguments = {**PIPELINE_CONFIG, "project_id": str(tenant.project_id)}
     del arguments["platforms"]
     created = await tenant.data("create_autopilot_config", arguments)
-    await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"]))
+    await run_due(platform, at(created["next_run_at"]))
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     assert run["status"] == "skipped" and "no usable connected account" in run["reason"]
     assert pipeline_calls == []
@@ -283,7 +290,7 @@ async def test_runs_use_the_creator_key_at_run_time_and_a_revoked_key_starts_not
     created = await tenant.data("create_autopilot_config", {**PIPELINE_CONFIG, "project_id": str(tenant.project_id)})
     async with platform.session_factory() as session, session.begin():
         await accounts.revoke_key(session, key_id=tenant.key_id)
-    await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"]))
+    await run_due(platform, at(created["next_run_at"]))
     async with platform.session_factory() as session:
         run = await session.scalar(select(AutopilotRun))
     assert run is not None and run.status == "skipped" and "revoked" in (run.reason or "")
@@ -306,10 +313,10 @@ async def test_a_recipe_config_starts_a_recipe_run_whose_job_carries_status_and_
     )
     listed = (await tenant.data("list_autopilot_configs", {}))["configs"][0]
     assert listed["recipe_id"] == "weekly-instagram-calendar" and listed["mode"] == "recipe"
-    assert await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"])) == 1
+    assert await run_due(platform, at(created["next_run_at"])) == 1
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     assert run["status"] == "pending" and run["recipe_run_id"] and run["completed_at"] is None
-    assert await recipes_runner.run_recipe_runs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 1
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     assert run["status"] == "completed" and run["credits_used"] == 10 and run["completed_at"] is not None
     recipe_run = await tenant.data("get_recipe_run_status", {"run_id": run["recipe_run_id"]})
@@ -331,7 +338,7 @@ async def test_a_recipe_estimated_over_the_budget_is_skipped(tenant: Tenant, pla
             "max_credits_per_run": 5,
         },
     )
-    await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"]))
+    await run_due(platform, at(created["next_run_at"]))
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]
     assert run["status"] == "skipped" and "exceed the remaining budget of 5" in run["reason"]
     assert run["recipe_run_id"] is None
@@ -345,9 +352,37 @@ async def test_a_tier_downgrade_applies_to_the_next_run(
         account = await session.get(Account, tenant.account_id)
         assert account is not None
         account.tier = "pro"
-    await runner.run_due_autopilot(worker(platform), now=at(created["next_run_at"]))
+    await run_due(platform, at(created["next_run_at"]))
     async with platform.session_factory() as session:
         run = await session.scalar(select(AutopilotRun))
     assert run is not None and run.status == "skipped"
     assert run.reason is not None and run.reason.startswith("permission_denied: run_content_pipeline needs scope")
     assert pipeline_calls == []
+
+
+async def test_a_key_revoked_while_its_recipe_runs_stops_the_run_and_the_status_says_unauthenticated(
+    tenant: Tenant, platform: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader = await a_second_key(platform, tenant)
+    created = await tenant.data(
+        "create_autopilot_config",
+        {
+            **PIPELINE_CONFIG,
+            "project_id": str(tenant.project_id),
+            "mode": "recipe",
+            "recipe_slug": "topic-to-carousel",
+            "recipe_inputs": {"topic": "Sleep", "slide_count": 3},
+        },
+    )
+    assert await run_due(platform, at(created["next_run_at"])) == 1
+    [run] = (await reader.data("get_autopilot_status", {}))["recentRuns"]
+    assert run["status"] == "pending" and run["recipe_run_id"]
+    calls: list[str] = []
+    monkeypatch.setattr(platform.executor, "execute", revoking_after_each_call(platform, tenant.key_id, calls))
+    assert await run_jobs(worker(platform)) == 1
+    monkeypatch.undo()
+
+    assert calls == ["generate_carousel"]
+    [run] = (await reader.data("get_autopilot_status", {}))["recentRuns"]
+    assert run["status"] == "failed" and run["credits_used"] == 5
+    assert run["reason"].startswith("unauthenticated: step 'check' was not run") and "revoked" in run["reason"]

@@ -15,11 +15,11 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from tests.conftest import Tenant, TenantFactory, settings_for_test
+from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.config import Settings
-from toolhost.domains.content import jobs
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.quality import layouts
+from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
@@ -69,14 +69,14 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 
 def worker(platform: Platform) -> WorkerContext:
-    return WorkerContext(settings=platform.settings, session_factory=platform.session_factory, worker_id="test")
+    return worker_context(platform, "test")
 
 
 async def run_all(platform: Platform, bound: int = 30) -> int:
     """Runs the poller until no job is due (bounded, no sleeps); returns how many jobs it ran."""
     ran = 0
     for _ in range(bound):
-        handled = await jobs.run_media_jobs(worker(platform))
+        handled = await jobs.run_jobs(worker(platform))
         if handled == 0:
             return ran
         ran += handled
@@ -233,7 +233,7 @@ async def test_deleting_a_carousel_cancels_and_refunds_its_unfinished_slides_exa
 ) -> None:
     before = await balance(platform, tenant)
     data = await tenant.data("create_carousel", {"topic": "hiring your first designer", "slide_count": 3})
-    assert await jobs.run_media_jobs(worker(platform)) == 1  # the first slide renders; two stay pending
+    assert await jobs.run_jobs(worker(platform)) == 1  # the first slide renders; two stay pending
     deleted = await tenant.call("delete_carousel", {"content_id": data["carouselId"], "confirm": True})
     body = deleted.json()
     assert deleted.status_code == 200 and not body["isError"], body

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from tests.conftest import Tenant
-from toolhost.domains.content import jobs
+from tests.conftest import Tenant, worker_context
 from toolhost.domains.media.models import MediaObject
+from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
@@ -25,7 +25,7 @@ def database_url(postgres_url: str) -> str:
 
 async def drain(context: WorkerContext) -> int:
     handled = 0
-    while (count := await jobs.run_media_jobs(context)) > 0:
+    while (count := await jobs.run_jobs(context)) > 0:
         handled += count
     return handled
 
@@ -42,10 +42,7 @@ async def test_racing_workers_render_each_image_job_once_and_a_cancelled_one_nev
     ]
     cancelled = await tenant.data("cancel_async_job", {"job_id": job_ids[0], "confirm": True})
     assert cancelled["refunded_credits"] == 4
-    contexts = [
-        WorkerContext(settings=platform.settings, session_factory=platform.session_factory, worker_id=f"w{index}")
-        for index in range(3)
-    ]
+    contexts = [worker_context(platform, f"w{index}") for index in range(3)]
     handled = await asyncio.gather(*(drain(context) for context in contexts))
     assert sum(handled) == 5
     async with platform.session_factory() as session:

@@ -13,9 +13,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from tests.conftest import Tenant, TenantFactory, settings_for_test
+from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.config import Settings
-from toolhost.domains.content import jobs, voice
+from toolhost.domains.content import voice
+from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
@@ -35,7 +36,7 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 
 def worker(platform: Platform) -> WorkerContext:
-    return WorkerContext(settings=platform.settings, session_factory=platform.session_factory, worker_id="test")
+    return worker_context(platform, "test")
 
 
 async def balance(platform: Platform, tenant: Tenant) -> int:
@@ -65,7 +66,7 @@ async def test_a_pending_voiceover_is_resumed_to_a_signed_wav_and_charged_once(
     assert "resume_task_id" in pending["message"]
     assert await balance(platform, tenant) == before - 3
 
-    assert await jobs.run_media_jobs(worker(platform)) == 1
+    assert await jobs.run_jobs(worker(platform)) == 1
     done = await tenant.data("generate_voiceover", {"resume_task_id": pending["taskId"]})
     assert done["status"] == "completed" and done["voice"] == "daniel" and done["jobId"] == pending["taskId"]
     assert done["projectId"] == str(tenant.project_id)
@@ -89,7 +90,7 @@ async def test_the_call_waits_for_a_worker_that_finishes_within_the_wait(
 
     async def work_when_queued() -> None:
         async with asyncio.timeout(20):
-            while await jobs.run_media_jobs(worker(platform)) == 0:
+            while await jobs.run_jobs(worker(platform)) == 0:
                 await asyncio.sleep(0.02)
 
     response, _ = await asyncio.gather(tenant.call("generate_voiceover", {"text": "Hello there."}), work_when_queued())
@@ -103,7 +104,7 @@ async def test_speed_scales_the_speaking_rate(tenant: Tenant, platform: Platform
     slow = await tenant.data("generate_voiceover", {"text": TEXT, "speed": 0.5})
     fast = await tenant.data("generate_voiceover", {"text": TEXT, "speed": 2.0})
     for _ in range(2):
-        await jobs.run_media_jobs(worker(platform))
+        await jobs.run_jobs(worker(platform))
     slow_done = await tenant.data("generate_voiceover", {"resume_task_id": slow["taskId"]})
     fast_done = await tenant.data("generate_voiceover", {"resume_task_id": fast["taskId"]})
     assert slow_done["durationSeconds"] > 2.5 * fast_done["durationSeconds"]
@@ -133,7 +134,7 @@ async def test_a_failed_synthesis_is_an_upstream_error_refunded_once(
     monkeypatch.setattr(platform.settings.voice, "espeak_binary", shutil.which("false") or "/bin/false")
     before = await balance(platform, tenant)
     pending = await tenant.data("generate_voiceover", {"text": TEXT})
-    await jobs.run_media_jobs(worker(platform))
+    await jobs.run_jobs(worker(platform))
     failed = (await tenant.call("generate_voiceover", {"resume_task_id": pending["taskId"]})).json()
     assert failed["error"]["error_type"] == "upstream_error" and "refunded" in failed["error"]["message"]
     status = await tenant.data("check_status", {"job_id": pending["taskId"]})
@@ -189,7 +190,7 @@ async def test_several_projects_without_project_id_ask_for_one(make_tenant: Tena
 @needs_espeak
 async def test_resuming_takes_no_rate_limit_token(tenant: Tenant, platform: Platform) -> None:
     pending = await tenant.data("generate_voiceover", {"text": TEXT})
-    await jobs.run_media_jobs(worker(platform))
+    await jobs.run_jobs(worker(platform))
     platform.settings.ratelimit.enabled = True
     platform.settings.ratelimit.tool_per_minute["generate_voiceover"] = 1
     resumed = [await tenant.call("generate_voiceover", {"resume_task_id": pending["taskId"]}) for _ in range(3)]

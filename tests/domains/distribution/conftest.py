@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
+from sqlalchemy import update
 from starlette.applications import Starlette
 
-from tests.conftest import settings_for_test
+from tests.conftest import settings_for_test, worker_context
 from tests.domains.distribution.standins import WebhookReceiver, serve
 from toolhost.config import Settings
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import routes as distribution_routes
-from toolhost.domains.distribution.dispatcher import publish_due_posts
+from toolhost.domains.distribution.models import Post
 from toolhost.domains.media import routes as media_routes
-from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.jobs import Job, WorkerContext, run_jobs
 from toolhost.platform.runtime import Platform
 
 
@@ -54,18 +56,26 @@ def mounted_routes(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture
 def worker(platform: Platform) -> WorkerContext:
-    """A worker identity on the test database; tests run the dispatcher poller through it."""
-    return WorkerContext(
-        settings=platform.settings, session_factory=platform.session_factory, worker_id="worker-a"
-    )
+    """A worker identity on the test database; tests run the job machine (publish jobs) through it."""
+    return worker_context(platform, "worker-a")
 
 
 async def drain(context: WorkerContext) -> int:
-    """Runs the dispatcher until nothing is due; returns the posts it handled."""
+    """Runs the job machine until nothing is due; returns the jobs (here: posts) it handled."""
     total = 0
-    while handled := await publish_due_posts(context):
+    while handled := await run_jobs(context):
         total += handled
     return total
+
+
+async def make_due(platform: Platform, post_id: uuid.UUID | str) -> None:
+    """Brings a post's due time (and its publish job's) to now, as if its retry delay had passed."""
+    now = datetime.now(UTC)
+    async with platform.session_factory() as session, session.begin():
+        post = await session.get(Post, uuid.UUID(str(post_id)))
+        assert post is not None and post.job_id is not None
+        post.due_at = now
+        await session.execute(update(Job).where(Job.id == post.job_id).values(run_after=now))
 
 
 @pytest.fixture

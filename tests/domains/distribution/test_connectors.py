@@ -1,4 +1,4 @@
-"""Mastodon, Bluesky and YouTube connectors against local stand-ins of their APIs, through the dispatcher."""
+"""Mastodon, Bluesky and YouTube connectors against local stand-ins of their APIs, through the publish jobs."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from PIL import Image
 from sqlalchemy import select, update
 
 from tests.conftest import Tenant
-from tests.domains.distribution.conftest import drain, local_settings
+from tests.domains.distribution.conftest import drain, local_settings, make_due
 from tests.domains.distribution.standins import BlueskyStandIn, MastodonStandIn, YouTubeStandIn, serve
 from toolhost.config import Settings
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
-from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.runtime import Platform
 from toolhost.providers.connectors.vault import TokenVault
 
@@ -63,13 +63,18 @@ async def the_post(platform: Platform, post_id: str) -> Post:
 
 
 async def crash_and_expire(platform: Platform, post_id: str) -> None:
-    """As if a worker had claimed the post, published, and died before recording it."""
+    """As if a worker had claimed the post's job, published, and died before recording it."""
     async with platform.session_factory() as session, session.begin():
+        post = await session.get(Post, uuid.UUID(post_id))
+        assert post is not None
+        post.status = "publishing"
         await session.execute(
-            update(Post)
-            .where(Post.id == uuid.UUID(post_id))
+            update(Job)
+            .where(Job.id == post.job_id)
             .values(
-                status="publishing",
+                status="processing",
+                billing_status="reserved",
+                completed_at=None,
                 lease_owner="dead-worker",
                 lease_expires_at=datetime.now(UTC) - timedelta(seconds=1),
             )
@@ -96,9 +101,7 @@ async def test_mastodon_publishes_a_status_with_its_media_once_under_the_idempot
     )
     assert account.username == "@alice@127.0.0.1"
     async with platform.session_factory() as session:
-        stored = await session.scalar(
-            select(ConnectedAccount.secret).where(ConnectedAccount.id == account.id)
-        )
+        stored = await session.scalar(select(ConnectedAccount.secret).where(ConnectedAccount.id == account.id))
     assert stored is not None
     assert stand_in.token not in stored
     assert TokenVault(platform.settings.secret_key).open(stored)["access_token"] == stand_in.token
@@ -137,9 +140,7 @@ async def test_mastodon_publishes_a_status_with_its_media_once_under_the_idempot
     view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
     assert await connector.fetch_metrics(view, status["id"]) == {"likes": 3, "shares": 2, "comments": 1}
     reply = await connector.post_comment(view, status["id"], "Thanks all")
-    assert [comment.id for comment in await connector.list_comments(view, status["id"], limit=10)] == [
-        reply.id
-    ]
+    assert [comment.id for comment in await connector.list_comments(view, status["id"], limit=10)] == [reply.id]
 
 
 async def test_mastodon_refuses_a_bad_token_at_connect_time(
@@ -197,9 +198,7 @@ async def test_bluesky_renews_an_expired_session_uploads_the_image_and_never_pos
         async with platform.session_factory() as session:
             refreshed = await session.get(ConnectedAccount, account.id)
         assert refreshed is not None
-        assert (
-            TokenVault(platform.settings.secret_key).open(refreshed.secret)["access_jwt"] == stand_in.access
-        )
+        assert TokenVault(platform.settings.secret_key).open(refreshed.secret)["access_jwt"] == stand_in.access
 
         await crash_and_expire(platform, post_id)
         await drain(worker)
@@ -208,9 +207,7 @@ async def test_bluesky_renews_an_expired_session_uploads_the_image_and_never_pos
 
 
 @pytest.fixture
-async def youtube_settings(
-    database_url: str, tmp_path: Path
-) -> AsyncIterator[tuple[Settings, YouTubeStandIn]]:
+async def youtube_settings(database_url: str, tmp_path: Path) -> AsyncIterator[tuple[Settings, YouTubeStandIn]]:
     stand_in = YouTubeStandIn()
     async with serve(stand_in.app()) as base:
         stand_in.base_url = base
@@ -270,8 +267,7 @@ async def test_youtube_refreshes_its_token_and_resumes_an_interrupted_upload_wit
     assert post.status == "scheduled"
     assert post.failures == 1
     assert "upload_url" in post.connector_state
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(update(Post).where(Post.id == post.id).values(due_at=datetime.now(UTC)))
+    await make_due(platform, post.id)
     await drain(worker)
     post = await the_post(platform, post_id)
     assert post.status == "published", post.error

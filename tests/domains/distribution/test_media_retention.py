@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, update
 
-from tests.conftest import Tenant
+from tests.conftest import Tenant, worker_context
 from tests.domains.distribution.conftest import connect_webhook
 from tests.domains.distribution.test_connectors import png_bytes, upload
 from tests.providers.text.brands import BRANDS
@@ -16,7 +16,6 @@ from toolhost.catalog import POLLERS
 from toolhost.domains.media import retention
 from toolhost.domains.media import service as media_service
 from toolhost.domains.media.models import MediaObject
-from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
 
 
@@ -52,9 +51,7 @@ async def test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
             kind="image",
             job_id=uuid.uuid4(),
         )
-    await tenant.data(
-        "schedule_post", {"caption": "Keeps its picture", "platforms": ["twitter"], "r2_key": in_post}
-    )
+    await tenant.data("schedule_post", {"caption": "Keeps its picture", "platforms": ["twitter"], "r2_key": in_post})
     await tenant.data(
         "save_content_plan",
         {
@@ -71,9 +68,7 @@ async def test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
     await age(platform, expired, days=91)
     await age(platform, [recent], days=89)
 
-    worker = WorkerContext(
-        settings=platform.settings, session_factory=platform.session_factory, worker_id=f"w-{uuid.uuid4()}"
-    )
+    worker = worker_context(platform, f"w-{uuid.uuid4()}")
     assert await retention.sweep_expired_media(worker) == 2
 
     kept = {in_post, in_plan, in_brand, recent}

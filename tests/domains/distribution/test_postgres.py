@@ -7,13 +7,12 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from tests.conftest import Tenant
+from tests.conftest import Tenant, worker_context
 from tests.domains.distribution import test_media_retention
 from tests.domains.distribution.conftest import connect_webhook, drain
 from tests.domains.distribution.standins import WebhookReceiver
-from toolhost.domains.distribution import dispatcher
 from toolhost.domains.distribution.models import IdempotencyRecord, Post
-from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.jobs import WorkerContext, claim
 from toolhost.platform.runtime import Platform
 
 pytestmark = pytest.mark.postgres
@@ -26,10 +25,7 @@ def database_url(postgres_url: str) -> str:
 
 
 def workers(worker: WorkerContext, count: int) -> list[WorkerContext]:
-    return [
-        WorkerContext(settings=worker.settings, session_factory=worker.session_factory, worker_id=f"w{index}")
-        for index in range(count)
-    ]
+    return [worker_context(worker.platform, f"w{index}") for index in range(count)]
 
 
 async def test_concurrent_claims_skip_each_others_rows(
@@ -39,8 +35,8 @@ async def test_concurrent_claims_skip_each_others_rows(
     await connect_webhook(platform, tenant.project_id, receiver[1])
     for index in range(60):
         await tenant.data("schedule_post", {"caption": f"Post {index}", "platforms": ["twitter"]})
-    batches = await asyncio.gather(*(dispatcher.claim(context, limit=25) for context in workers(worker, 4)))
-    claimed = [post.id for batch in batches for post in batch]
+    batches = await asyncio.gather(*(claim(context, "publish", limit=25) for context in workers(worker, 4)))
+    claimed = [job.id for batch in batches for job in batch]
     assert len(claimed) == 60
     assert len(set(claimed)) == 60
     assert sum(1 for batch in batches if batch) >= 2
@@ -58,9 +54,7 @@ async def test_workers_racing_on_due_posts_deliver_each_exactly_once(
     assert len(stand_in.deliveries) == 40
     assert len(stand_in.published) == 40
     async with platform.session_factory() as session:
-        published = await session.scalar(
-            select(func.count()).select_from(Post).where(Post.status == "published")
-        )
+        published = await session.scalar(select(func.count()).select_from(Post).where(Post.status == "published"))
     assert published == 40
 
 

@@ -1,4 +1,4 @@
-"""schedule_post through HTTP, published by the dispatcher to a local webhook receiver."""
+"""schedule_post through HTTP, published by its publish job to a local webhook receiver."""
 
 from __future__ import annotations
 
@@ -6,17 +6,18 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select, update
 
-from tests.conftest import Tenant, TenantFactory
-from tests.domains.distribution.conftest import connect_webhook, drain
+from tests.conftest import Tenant, TenantFactory, worker_context
+from tests.domains.distribution.conftest import connect_webhook, drain, make_due
 from tests.domains.distribution.standins import WebhookReceiver
-from toolhost.domains.distribution import dispatcher
 from toolhost.domains.distribution.models import Post
-from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform.jobs import Job, WorkerContext, claim, run_jobs
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
 from toolhost.providers.connectors import webhook
+from toolhost.providers.connectors.webhook import WebhookConnector
 
 
 def later(hours: float = 2) -> str:
@@ -101,53 +102,53 @@ async def test_an_identical_retry_returns_the_first_post_and_costs_nothing(
     assert scheduling["credits_total"] == 2, "the two repeats are recorded as free, not as one credit each"
 
 
+class WorkerDied(BaseException):
+    """Stands for the process being killed: no handler of the job machine sees it."""
+
+
 async def test_a_worker_that_dies_mid_publication_is_retried_with_the_same_key_and_published_once(
-    tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
+    tenant: Tenant,
+    platform: Platform,
+    worker: WorkerContext,
+    receiver: tuple[WebhookReceiver, str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stand_in, url = receiver
     await connect_webhook(platform, tenant.project_id, url, stand_in)
     data = await tenant.data("schedule_post", {"caption": "Crash test", "platforms": ["twitter"]})
-    post_id = uuid.UUID(data["results"]["Twitter"]["postId"])
+    post_id = data["results"]["Twitter"]["postId"]
+    job_id = uuid.UUID(data["results"]["Twitter"]["jobId"])
 
     # Worker A claims the post and delivers it, then dies before recording the outcome.
-    [claimed] = await dispatcher.claim(worker, limit=10)
-    connectors = dispatcher.Connectors(platform.settings)
-    connector = connectors.get("webhook")
-    assert connector is not None
-    async with platform.session_factory() as session:
-        account = await session.get(dispatcher.ConnectedAccount, claimed.connected_account_id)
-    assert account is not None
-    view = dispatcher.accounts_service.session_of(
-        account, dispatcher.TokenVault(platform.settings.secret_key)
-    )
-    await connector.publish(
-        view,
-        await dispatcher._outgoing(worker, claimed, connector),
-        dispatcher.PublishContext(state={}, save_state=_ignore),
-    )
+    deliver = WebhookConnector.publish
+
+    async def deliver_then_die(self: WebhookConnector, *args: Any) -> Any:
+        await deliver(self, *args)
+        raise WorkerDied
+
+    monkeypatch.setattr(WebhookConnector, "publish", deliver_then_die)
+    await run_jobs(worker)
+    monkeypatch.setattr(WebhookConnector, "publish", deliver)
     assert len(stand_in.deliveries) == 1
+    assert (await post_row(platform, post_id)).status == "publishing"
 
     # While the lease holds nobody else takes it; once it expires, worker B does, with the same key.
-    other = WorkerContext(
-        settings=worker.settings, session_factory=worker.session_factory, worker_id="worker-b"
-    )
+    other = worker_context(platform, "worker-b")
     assert await drain(other) == 0
     async with platform.session_factory() as session, session.begin():
         await session.execute(
-            update(Post)
-            .where(Post.id == post_id)
-            .values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
         )
-    assert await drain(other) == 1
+    await drain(other)
 
-    assert [delivery["key"] for delivery in stand_in.deliveries] == [claimed.idempotency_key] * 2
+    key = f"{data['idempotency_key']}-twitter"
+    assert [delivery["key"] for delivery in stand_in.deliveries] == [key] * 2
     assert len(stand_in.published) == 1
-    post = await post_row(platform, str(post_id))
+    post = await post_row(platform, post_id)
     assert (post.status, post.attempt) == ("published", 2)
-
-
-async def _ignore(state: dict[str, Any]) -> None:
-    return None
+    async with platform.session_factory() as session:
+        job = await session.get(Job, job_id)
+    assert job is not None and (job.status, job.attempt, job.billing_status) == ("completed", 1, "charged")
 
 
 async def test_failures_retry_after_1_5_15_minutes_then_fail_with_the_reason_and_a_refund(
@@ -166,8 +167,7 @@ async def test_failures_retry_after_1_5_15_minutes_then_fail_with_the_reason_and
         assert post.status == "scheduled"
         assert "503" in (post.error or "")
         assert abs((post.due_at - started).total_seconds() - expected_delay) < 5
-        async with platform.session_factory() as session, session.begin():
-            await session.execute(update(Post).where(Post.id == post.id).values(due_at=datetime.now(UTC)))
+        await make_due(platform, post.id)
     assert await drain(worker) == 1
     post = await post_row(platform, post_id)
     assert post.status == "failed"
@@ -218,10 +218,7 @@ async def test_reschedule_honours_the_expected_time_and_refuses_published_posts(
     _, error = await error_of(tenant, "reschedule_post", {"post_id": post_id, "scheduled_at": later(-1)})
     assert error["error_type"] == "validation_error"
 
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Post).where(Post.id == uuid.UUID(post_id)).values(due_at=datetime.now(UTC))
-        )
+    await make_due(platform, post_id)
     await drain(worker)
     status, error = await error_of(tenant, "reschedule_post", {"post_id": post_id, "scheduled_at": later(9)})
     assert status == 200
@@ -247,7 +244,7 @@ async def test_cancel_refunds_once_and_a_claimed_post_cannot_be_cancelled(
     assert await balance(platform, tenant.account_id) == before
 
     now_post = await tenant.data("schedule_post", {"caption": "Being published", "platforms": ["twitter"]})
-    await dispatcher.claim(worker, limit=10)
+    await claim(worker, "publish", limit=10)
     status, error = await error_of(
         tenant,
         "cancel_scheduled_post",
@@ -295,9 +292,7 @@ async def test_bad_inputs_get_their_documented_errors_and_change_nothing(
 
     other = await make_tenant()
     account_id = await connect_webhook(platform, other.project_id, receiver[1])
-    theirs = await other.data(
-        "schedule_post", {**base, "schedule_at": later(), "account_id": str(account_id)}
-    )
+    theirs = await other.data("schedule_post", {**base, "schedule_at": later(), "account_id": str(account_id)})
     post_id = theirs["results"]["Twitter"]["postId"]
     status, error = await error_of(tenant, "cancel_scheduled_post", {"post_id": post_id, "confirm": True})
     assert (status, error["error_type"]) == (404, "not_found")

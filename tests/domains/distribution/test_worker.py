@@ -7,7 +7,7 @@ import asyncio
 from tests.conftest import Tenant
 from tests.domains.distribution.conftest import connect_webhook
 from tests.domains.distribution.standins import WebhookReceiver
-from toolhost.catalog import POLLERS
+from toolhost.catalog import JOB_TYPES, POLLERS
 from toolhost.platform.jobs import WorkerContext, run_worker
 from toolhost.platform.runtime import Platform
 
@@ -19,9 +19,7 @@ async def test_run_worker_publishes_due_posts_and_stops_when_asked(
     await connect_webhook(platform, tenant.project_id, url, stand_in)
     await tenant.data("schedule_post", {"caption": "From the loop", "platforms": ["twitter"]})
     stop = asyncio.Event()
-    task = asyncio.create_task(
-        run_worker(platform.settings, POLLERS, stop, session_factory=platform.session_factory)
-    )
+    task = asyncio.create_task(run_worker(platform, pollers=POLLERS, job_types=JOB_TYPES, stop_event=stop))
     await asyncio.wait_for(stand_in.delivered.wait(), timeout=10)
     stop.set()
     await asyncio.wait_for(task, timeout=10)
@@ -43,7 +41,7 @@ async def test_a_failing_poller_does_not_stop_the_others(platform: Platform) -> 
         return 1
 
     await asyncio.wait_for(
-        run_worker(platform.settings, [broken, healthy], stop, session_factory=platform.session_factory),
+        run_worker(platform, pollers=[broken, healthy], job_types={}, stop_event=stop),
         timeout=10,
     )
     assert calls.count("healthy") == 3

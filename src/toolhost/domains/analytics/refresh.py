@@ -1,7 +1,9 @@
-"""Pulling metrics through connectors: refresh_platform_analytics queues `analytics_refresh` jobs, a poller runs them.
+"""Pulling metrics through connectors: refresh_platform_analytics queues `analytics_refresh` jobs on the
+platform's job machine, and their runner pulls the counters.
 
-One job per connected account with posts published in the last 7 days. Webhook accounts are not queued:
-their receivers push snapshots (POST /v1/connectors/webhook/events), there is nothing to pull.
+One job per connected account with posts published in the last 7 days; webhook accounts are not queued:
+their receivers push snapshots (POST /v1/connectors/webhook/events), there is nothing to pull. A refresh
+holds a lease the heartbeat extends; after `jobs.max_attempts` lost leases it fails (`worker_lost`).
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from toolhost.config import Settings
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import insights, metrics
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
-from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform import jobs as platform_jobs
+from toolhost.platform.jobs import JobFailed, JobPolicy, JobResult, JobRun, JobType
 from toolhost.platform.results import ToolError
 from toolhost.providers.connectors.base import METRICS, PublishFailed
 from toolhost.providers.connectors.registry import Connectors
@@ -60,19 +64,19 @@ async def enqueue(
         if account is None or not accounts_service.is_usable(account) or not pullable(connectors, account):
             errored += len(account_posts)
             continue
-        session.add(
-            Job(
-                account_id=account_id,
-                project_id=project_id,
-                job_type=JOB_TYPE,
-                input={
-                    "connected_account_id": str(account.id),
-                    "post_ids": [str(post.id) for post in account_posts if post.external_post_id],
-                },
-            )
+        await platform_jobs.enqueue(
+            session=session,
+            account_id=account_id,
+            project_id=project_id,
+            job_type=JOB_TYPE,
+            tool_name="refresh_platform_analytics",
+            reserved_credits=0,
+            job_input={
+                "connected_account_id": str(account.id),
+                "post_ids": [str(post.id) for post in account_posts if post.external_post_id],
+            },
         )
         queued += 1
-    await session.flush()
     return {
         "success": True,
         "postsProcessed": len(posts),
@@ -83,88 +87,58 @@ async def enqueue(
     }
 
 
-async def _claim(context: WorkerContext) -> list[Job]:
-    lease = timedelta(seconds=context.settings.jobs.lease_seconds)
-    async with context.session_factory() as session, session.begin():
-        now = utcnow()
-        query = (
-            select(Job.id)
-            .where(
-                Job.job_type == JOB_TYPE,
-                # A processing job whose lease expired belongs to a worker that died: run it again.
-                or_(Job.status == "pending", and_(Job.status == "processing", Job.lease_expires_at < now)),
-            )
-            .order_by(Job.created_at)
-            .limit(CLAIM_BATCH)
-        )
-        if session.get_bind().dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True)
-        ids = list(await session.scalars(query))
-        if not ids:
-            return []
-        await session.execute(
-            update(Job)
-            .where(Job.id.in_(ids))
-            .values(
-                status="processing",
-                attempt=Job.attempt + 1,
-                lease_owner=context.worker_id,
-                lease_expires_at=now + lease,
-                updated_at=now,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        return list(await session.scalars(select(Job).where(Job.id.in_(ids))))
+def refresh_policy(settings: Settings) -> JobPolicy:
+    """A few refreshes per claim, `jobs.max_attempts` lost leases at most, outside the account's media limit."""
+    return JobPolicy(max_attempts=settings.jobs.max_attempts, batch=CLAIM_BATCH, per_account_limit=False)
 
 
-async def refresh_due_analytics(context: WorkerContext) -> int:
-    """The poller: runs queued analytics_refresh jobs, storing one snapshot per post the connector reports."""
-    jobs = await _claim(context)
-    if not jobs:
-        return 0
-    connectors = Connectors(context.settings)
-    vault = TokenVault(context.settings.secret_key)
-    for job in jobs:
-        await _run(context, connectors, vault, job.id)
-    return len(jobs)
-
-
-async def _run(context: WorkerContext, connectors: Connectors, vault: TokenVault, job_id: uuid.UUID) -> None:
-    async with context.session_factory() as session, session.begin():
-        job = await session.get(Job, job_id)
-        if job is None or job.status != "processing":
-            return
-        account = await session.get(ConnectedAccount, uuid.UUID(job.input["connected_account_id"]))
-        connector = connectors.get(account.connector) if account is not None else None
-        if account is None or connector is None or not accounts_service.is_usable(account):
-            _finish(job, failed="the connected account is no longer usable", reason="authentication_failed")
-            return
-        post_ids = [uuid.UUID(value) for value in job.input.get("post_ids", [])]
+async def run_refresh(run: JobRun) -> JobResult:
+    """Pulls one account's metrics post by post (no transaction open), then stores them with the completion."""
+    async with run.session_factory() as session:
+        account = await session.get(ConnectedAccount, uuid.UUID(str(run.job_input["connected_account_id"])))
+        post_ids = [uuid.UUID(value) for value in run.job_input.get("post_ids", [])]
         posts = list(
-            await session.scalars(select(Post).where(Post.id.in_(post_ids), Post.project_id == job.project_id))
+            await session.scalars(select(Post).where(Post.id.in_(post_ids), Post.project_id == run.project_id))
         )
-        account_session = accounts_service.session_of(account, vault)
-        stored = failures = 0
-        for post in posts:
-            if not post.external_post_id:
-                continue
-            try:
-                counts = await connector.fetch_metrics(account_session, post.external_post_id)
-            except (PublishFailed, ToolError) as error:
-                failures += 1
-                logger.info("metrics of post %s not fetched: %s", post.id, getattr(error, "message", error))
-                continue
-            metrics.record(session=session, post=post, values=_clean(counts), source="connector")
-            stored += 1
-        accounts_service.store_refreshed(account, account_session, vault)
-        if stored and job.project_id is not None:
+    connectors = run.context.shared(Connectors, lambda: Connectors(run.settings))
+    connector = connectors.get(account.connector) if account is not None else None
+    if account is None or connector is None or not accounts_service.is_usable(account):
+        raise JobFailed("the connected account is no longer usable", reason="authentication_failed")
+    vault = TokenVault(run.settings.secret_key)
+    account_session = accounts_service.session_of(account, vault)
+    counted: dict[uuid.UUID, dict[str, Any]] = {}
+    failures = 0
+    measurable = [post for post in posts if post.external_post_id]
+    for index, post in enumerate(measurable):
+        await run.report(round(index * 100 / len(measurable)))
+        assert post.external_post_id is not None
+        try:
+            counts = await connector.fetch_metrics(account_session, post.external_post_id)
+        except (PublishFailed, ToolError) as error:
+            failures += 1
+            logger.info("metrics of post %s not fetched: %s", post.id, getattr(error, "message", error))
+            continue
+        counted[post.id] = _clean(counts)
+
+    async def store_tokens(session: AsyncSession) -> None:
+        fresh = await session.get(ConnectedAccount, account.id)
+        if fresh is not None:
+            accounts_service.store_refreshed(fresh, account_session, vault)
+
+    if posts and not counted and failures:
+        async with run.session_factory() as session, session.begin():
+            await store_tokens(session)
+        raise JobFailed(f"the {account.connector} connector returned no metrics", reason="generation_failed")
+
+    async def record(session: AsyncSession) -> None:
+        for post in await session.scalars(select(Post).where(Post.id.in_(list(counted)))):
+            metrics.record(session=session, post=post, values=counted[post.id], source="connector")
+        await store_tokens(session)
+        if counted:
             await session.flush()
-            await insights.recompute(session=session, project_id=job.project_id)
-        if posts and not stored and failures:
-            _finish(job, failed=f"the {account.connector} connector returned no metrics", reason="generation_failed")
-            return
-        job.output = {"snapshots": stored, "failed_posts": failures}
-        _finish(job)
+            await insights.recompute(session=session, project_id=run.project_id)
+
+    return JobResult(output={"snapshots": len(counted), "failed_posts": failures}, record=record)
 
 
 def _clean(counts: dict[str, Any]) -> dict[str, Any]:
@@ -176,13 +150,4 @@ def _clean(counts: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _finish(job: Job, *, failed: str | None = None, reason: str | None = None) -> None:
-    now = utcnow()
-    job.status = "failed" if failed else "completed"
-    job.error = failed
-    job.failure_reason = reason
-    job.progress = 100
-    job.lease_owner = None
-    job.lease_expires_at = None
-    job.completed_at = now
-    job.updated_at = now
+JOB_TYPES = (JobType(name=JOB_TYPE, run=run_refresh, policy=refresh_policy),)

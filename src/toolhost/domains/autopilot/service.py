@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -189,14 +190,28 @@ async def recipe_jobs(session: AsyncSession, runs: Sequence[AutopilotRun]) -> di
     return {job.id: job for job in await session.scalars(select(Job).where(Job.id.in_(ids)))}
 
 
-def run_state(run: AutopilotRun, jobs: dict[uuid.UUID, Job]) -> tuple[str, int, datetime | None]:
-    """A run's status, credits used and completion: a recipe run's come from its job, which keeps running
-    after the autopilot started it."""
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """A run as get_autopilot_status shows it."""
+
+    status: str
+    reason: str | None
+    credits_used: int
+    completed_at: datetime | None
+
+
+def run_state(run: AutopilotRun, jobs: dict[uuid.UUID, Job]) -> RunState:
+    """A run's status, reason, credits used and completion: a recipe run's come from its job, which keeps
+    running after the autopilot started it (a failed one gives its failed step's reason)."""
     job = jobs.get(run.recipe_run_id) if run.recipe_run_id is not None else None
     if job is None:
-        return run.status, run.credits_used, run.completed_at
+        return RunState(run.status, run.reason, run.credits_used, run.completed_at)
     output = job.output or {}
-    return RECIPE_RUN_STATUS.get(job.status, job.status), int(output.get("credits_used") or 0), job.completed_at
+    error = output.get("error") or {}
+    reason = f"{error.get('error_type')}: {error.get('message')}" if job.status == "failed" and error else run.reason
+    return RunState(
+        RECIPE_RUN_STATUS.get(job.status, job.status), reason, int(output.get("credits_used") or 0), job.completed_at
+    )
 
 
 async def credits_used_this_week(session: AsyncSession, config: AutopilotConfig, now: datetime) -> int:
@@ -210,7 +225,7 @@ async def credits_used_this_week(session: AsyncSession, config: AutopilotConfig,
         )
     )
     jobs = await recipe_jobs(session, runs)
-    return sum(run_state(run, jobs)[1] for run in runs)
+    return sum(run_state(run, jobs).credits_used for run in runs)
 
 
 async def list_configs(
@@ -262,16 +277,16 @@ async def status(*, session: AsyncSession, project_ids: Sequence[uuid.UUID]) -> 
     jobs = await recipe_jobs(session, runs)
     recent = []
     for run in runs:
-        state, spent, completed_at = run_state(run, jobs)
+        state = run_state(run, jobs)
         recent.append(
             {
                 "id": str(run.id),
                 "config_id": str(run.config_id),
-                "status": state,
-                "reason": run.reason,
+                "status": state.status,
+                "reason": state.reason,
                 "started_at": iso(run.started_at),
-                "completed_at": iso(completed_at),
-                "credits_used": spent,
+                "completed_at": iso(state.completed_at),
+                "credits_used": state.credits_used,
                 "pipeline_id": run.pipeline_id,
                 "recipe_run_id": str(run.recipe_run_id) if run.recipe_run_id else None,
             }

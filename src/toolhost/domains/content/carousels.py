@@ -21,6 +21,7 @@ from toolhost.db.base import utcnow
 from toolhost.domains.content import brand_runtime, image_jobs, jobs, service, slides
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.quality import layouts
+from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, NotFound, UpstreamFailed, ValidationFailed
 from toolhost.providers.text.base import HookFamily
@@ -159,11 +160,12 @@ async def create(
     for position, slide in enumerate(written):
         _, fields = slides.typeset(slide, position=position, count=len(written), visual_style=visual_style)
         problems = slides.overflow(fields)
-        job = await jobs.enqueue(
+        job = await platform_jobs.enqueue(
             session=session,
             account_id=account_id,
             project_id=project_id,
             job_type="image",
+            tool_name="create_carousel",
             reserved_credits=per_slide,
             job_input={
                 # An image provider's prompt (CATALOG.md §2); the builtin typesetter reads `slide` instead.
@@ -227,7 +229,7 @@ async def _fail_now(session: AsyncSession, job: Job, error: str) -> None:
     job.completed_at = now
     job.updated_at = now
     await session.flush()
-    await jobs.refund(session, job)
+    await platform_jobs.refund(session, job)
     await session.refresh(job)
 
 

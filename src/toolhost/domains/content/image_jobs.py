@@ -13,8 +13,9 @@ from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.domains.content import brand_runtime, images, slides
-from toolhost.domains.content.jobs import JobOutput, JobRun
+from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
+from toolhost.platform.jobs import JobRun, JobType
 from toolhost.platform.results import ToolError, ValidationFailed
 from toolhost.providers.fetch import Fetcher
 
@@ -182,3 +183,7 @@ async def run_slide(job: JobRun) -> JobOutput:
             "fields": [{"field": field.name, "lines": field.lines} for field in fields],
         },
     )
+
+
+# Carousel slides are image jobs too: `run` hands a job with a slide to run_slide.
+JOB_TYPES = (JobType(name="image", run=media_runner(run)),)

@@ -11,10 +11,11 @@ from toolhost.domains.content.job_schemas import (
     GenerateImageIn,
     GenerateImageOut,
 )
+from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import object_lookup, tool
 
-object_lookup("job_id", jobs.project_of_job)
+object_lookup("job_id", platform_jobs.project_of_job)
 
 
 @tool(module="content", scope="mcp:write", credits=4, project="strict", response_format="text", assets=lambda _: 1)
@@ -37,11 +38,12 @@ async def generate_image(ctx: ToolContext, args: GenerateImageIn) -> GenerateIma
             accessible_project_ids=ctx.accessible_project_ids,
             image_url=args.image_url,
         )
-    job = await jobs.enqueue(
+    job = await platform_jobs.enqueue(
         session=ctx.session,
         account_id=ctx.principal.account_id,
         project_id=ctx.project_id,
         job_type="image",
+        tool_name=ctx.tool_name,
         reserved_credits=ctx.credits_debited,
         job_input={
             "prompt": args.prompt,
@@ -78,7 +80,7 @@ async def check_status(ctx: ToolContext, args: CheckStatusIn) -> CheckStatusOut:
     status is completed (use `result_url` or `r2_key`), failed or cancelled (credits refunded). Polling is
     cheap: it counts 0.2 towards the hourly limit.
     """
-    job = await jobs.get(ctx.session, job_id=args.job_id, project_id=ctx.project_id)
+    job = await platform_jobs.get(ctx.session, job_id=args.job_id, project_id=ctx.project_id)
     view = jobs.status_view(ctx.settings, job)
     return CheckStatusOut(
         **view,

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from toolhost.domains.content import brand_runtime, images, video, voice
-from toolhost.domains.content.jobs import JobOutput, JobRun
+from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
+from toolhost.platform.jobs import JobRun, JobType
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.fetch import Fetcher
 
@@ -132,3 +133,9 @@ async def run_voiceover(job: JobRun) -> JobOutput:
         },
         record_kind="voiceover",
     )
+
+
+JOB_TYPES = (
+    JobType(name="video", run=media_runner(run_video)),
+    JobType(name="voiceover", run=media_runner(run_voiceover)),
+)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import image_jobs, jobs, video_jobs, voice
+from toolhost.domains.content import image_jobs, video_jobs, voice
 from toolhost.domains.content.video_schemas import (
     GenerateVideoIn,
     GenerateVideoOut,
@@ -18,6 +18,7 @@ from toolhost.domains.content.video_schemas import (
     GenerateVoiceoverOut,
 )
 from toolhost.domains.media import service as media_service
+from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import ToolContext
 from toolhost.platform.jobs import Job
 from toolhost.platform.registry import object_lookup, tool
@@ -30,7 +31,7 @@ async def project_of_voiceover_job(
     session: AsyncSession, job_id: str, project_ids: Sequence[uuid.UUID]
 ) -> uuid.UUID | None:
     """The project of a voiceover job among `project_ids` (resume_task_id names no other job type)."""
-    parsed = jobs.parse_job_id(job_id)
+    parsed = platform_jobs.parse_job_id(job_id)
     if parsed is None or not project_ids:
         return None
     return await session.scalar(
@@ -72,11 +73,12 @@ async def generate_video(ctx: ToolContext, args: GenerateVideoIn) -> GenerateVid
                 accessible_project_ids=ctx.accessible_project_ids,
                 image_url=url,
             )
-    job = await jobs.enqueue(
+    job = await platform_jobs.enqueue(
         session=ctx.session,
         account_id=ctx.principal.account_id,
         project_id=ctx.project_id,
         job_type="video",
+        tool_name=ctx.tool_name,
         reserved_credits=ctx.credits_debited,
         job_input={
             "prompt": args.prompt,
@@ -117,7 +119,7 @@ async def generate_voiceover(ctx: ToolContext, args: GenerateVoiceoverIn) -> Gen
     has `audioUrl` (signed, 1 h) and `r2_key` for schedule_post or a video.
     """
     if args.resume_task_id is not None:
-        job = await jobs.get(ctx.session, job_id=args.resume_task_id, project_id=ctx.project_id)
+        job = await platform_jobs.get(ctx.session, job_id=args.resume_task_id, project_id=ctx.project_id)
     else:
         if args.text is None:
             raise ValidationFailed(
@@ -125,11 +127,12 @@ async def generate_voiceover(ctx: ToolContext, args: GenerateVoiceoverIn) -> Gen
                 field_errors=[{"path": "text", "message": "required"}],
             )
         voice.require_voice(ctx.settings, path="voice")
-        job = await jobs.enqueue(
+        job = await platform_jobs.enqueue(
             session=ctx.session,
             account_id=ctx.principal.account_id,
             project_id=ctx.project_id,
             job_type="voiceover",
+            tool_name=ctx.tool_name,
             reserved_credits=ctx.credits_debited,
             job_input={"text": args.text, "voice": args.voice, "speed": args.speed, "model": voice.BUILTIN},
         )

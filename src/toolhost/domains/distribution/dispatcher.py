@@ -1,34 +1,32 @@
-"""The dispatcher poller: claims due posts with a lease and publishes each once through its connector.
+"""The `publish` job type: a post due for publishing is its publish job, claimed on the platform's job machine.
 
-Claim: one short transaction selects due rows (`pending`, `scheduled` whose time has come, or
-`publishing` whose lease expired) with `FOR UPDATE SKIP LOCKED` on PostgreSQL (SQLite's write lock,
-taken by BEGIN IMMEDIATE, makes the claim single-writer there), and marks them `publishing` with this
-worker's name and a lease. Publishing happens outside any transaction, with the post's stable
-idempotency key; the outcome is written in a transaction of its own. A worker that dies mid-publication
-leaves an expired lease: the next claim takes the post again (attempt + 1) with the same key, so the
-platform (or the webhook receiver) recognises the repeat and nothing is published twice.
+The machine claims due publish jobs in batches with a lease; the claiming transaction marks their posts
+`publishing` (attempt + 1), so a claimed post can no longer be cancelled or rescheduled. Publishing happens
+outside any transaction, with the post's stable idempotency key; the outcome is written with the job's
+completion, or by `settle` when the job fails or is retried. A worker that dies mid-publication leaves an
+expired lease: the job returns to pending and the next claim publishes again with the same key, so the
+platform (or the webhook receiver) recognises the repeat and nothing is published twice. After
+`distribution.max_lease_losses` lost leases the post fails (`worker_lost`); a retryable connector failure
+is retried after each of `distribution.retry_delays`, then the post fails. A failed post is refunded once
+(its job's reservation).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import uuid
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from toolhost.config import Settings
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
-from toolhost.domains.distribution.service import settle_failed_or_cancelled
 from toolhost.domains.media import service as media_service
 from toolhost.domains.planning.models import ContentPlan
-from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform.jobs import Job, JobFailed, JobPolicy, JobResult, JobRun, JobType, RetryLater
 from toolhost.providers.connectors.base import (
     AccountSession,
     Connector,
@@ -36,116 +34,140 @@ from toolhost.providers.connectors.base import (
     OutgoingPost,
     PublishContext,
     PublishFailed,
-    PublishResult,
 )
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 from toolhost.providers.media_store import MediaStore, MediaStoreUnavailable
 
-logger = logging.getLogger(__name__)
-
 MEDIA_URL_TTL = 24 * 3600  # receivers may fetch attachments well after the delivery
+OPEN_STATUSES = ("pending", "scheduled", "publishing")
 
 
-async def claim(context: WorkerContext, *, limit: int) -> list[Post]:
-    """Claims up to `limit` due posts for this worker, in one transaction."""
-    lease = timedelta(seconds=context.settings.jobs.lease_seconds)
-    async with context.session_factory() as session, session.begin():
-        now = utcnow()
-        due = or_(
-            and_(Post.status.in_(("pending", "scheduled")), Post.due_at <= now),
-            and_(Post.status == "publishing", Post.lease_expires_at < now),
-        )
-        query = select(Post.id).where(due).order_by(Post.due_at).limit(limit)
-        if session.get_bind().dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True)
-        ids = list(await session.scalars(query))
-        if not ids:
-            return []
-        await session.execute(
-            update(Post)
-            .where(Post.id.in_(ids))
-            .values(
-                status="publishing",
-                lease_owner=context.worker_id,
-                lease_expires_at=now + lease,
-                attempt=Post.attempt + 1,
-                updated_at=now,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        posts = list(await session.scalars(select(Post).where(Post.id.in_(ids)).order_by(Post.due_at)))
-        await session.execute(
-            update(Job)
-            .where(Job.id.in_([post.job_id for post in posts if post.job_id]))
-            .values(
-                status="processing",
-                attempt=Job.attempt + 1,
-                lease_owner=context.worker_id,
-                lease_expires_at=now + lease,
-                updated_at=now,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        return posts
+def publish_policy(settings: Settings) -> JobPolicy:
+    """Batches of due posts published concurrently, the connector retry schedule, and the lease-loss cap."""
+    options = settings.distribution
+    return JobPolicy(
+        max_attempts=options.max_lease_losses + 1,
+        retry_delays=tuple(float(delay) for delay in options.retry_delays),
+        batch=options.claim_batch,
+        concurrency=options.publish_concurrency,
+        per_account_limit=False,
+    )
 
 
-async def publish_due_posts(context: WorkerContext) -> int:
-    """The poller: claims a batch and publishes it, `distribution.publish_concurrency` at a time."""
-    options = context.settings.distribution
-    posts = await claim(context, limit=options.claim_batch)
-    if not posts:
-        return 0
-    connectors = Connectors(context.settings)
-    vault = TokenVault(context.settings.secret_key)
-    accounts = await _accounts(context, {post.connected_account_id for post in posts})
-    limiter = asyncio.Semaphore(max(1, options.publish_concurrency))
-    in_flight = {post.id for post in posts}
-
-    async def one(post: Post) -> None:
-        async with limiter:
-            try:
-                await publish_one(context, post, accounts.get(post.connected_account_id), connectors, vault)
-            except Exception:
-                # A bug or a database blip on one post must not stop the batch; the lease brings it back.
-                logger.exception("publishing post %s failed unexpectedly", post.id)
-            finally:
-                in_flight.discard(post.id)
-
-    heartbeat = asyncio.create_task(_heartbeat(context, in_flight))
-    try:
-        await asyncio.gather(*(one(post) for post in posts))
-    finally:
-        heartbeat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await heartbeat
-    return len(posts)
+def _post_ids(jobs: Sequence[Job]) -> list[uuid.UUID]:
+    return [uuid.UUID(str(job.input["post_id"])) for job in jobs]
 
 
-async def _heartbeat(context: WorkerContext, in_flight: set[uuid.UUID]) -> None:
-    """Extends the leases of posts still being published, so a slow upload is not taken over."""
-    lease = context.settings.jobs.lease_seconds
-    while True:
-        await asyncio.sleep(max(1.0, lease / 3))
-        if not in_flight:
-            continue
-        async with context.session_factory() as session, session.begin():
+async def mark_publishing(session: AsyncSession, jobs: Sequence[Job]) -> None:
+    """In the claiming transaction: the claimed jobs' posts are being published (attempt + 1)."""
+    await session.execute(
+        update(Post)
+        .where(Post.id.in_(_post_ids(jobs)), Post.status.in_(OPEN_STATUSES))
+        .values(status="publishing", attempt=Post.attempt + 1, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def settle(session: AsyncSession, job: Job) -> None:
+    """The post follows its job: failed (refunded with the job) or, for a retry, scheduled at the retry's time."""
+    post = await session.get(Post, uuid.UUID(str(job.input["post_id"])), populate_existing=True)
+    if post is None or post.status not in OPEN_STATUSES:
+        return
+    post.error = job.error
+    post.failures = job.retries
+    post.updated_at = utcnow()
+    if job.status == "pending":
+        post.status = "scheduled"
+        post.due_at = job.run_after
+        return
+    post.status = "failed"
+    post.refunded = True
+    await session.flush()
+    if post.plan_id is not None:
+        await complete_plan_if_done(session, post.plan_id)
+
+
+async def publish(run: JobRun) -> JobResult:
+    """Publishes one claimed post through its account's connector."""
+    async with run.session_factory() as session:
+        post = await session.get(Post, uuid.UUID(str(run.job_input["post_id"])))
+        account = await session.get(ConnectedAccount, post.connected_account_id) if post is not None else None
+    if post is None or post.status != "publishing":
+        raise JobFailed(f"the post is {post.status if post else 'gone'}", reason="publish_failed")
+    if account is None or not accounts_service.is_usable(account):
+        status = accounts_service.effective_status(account) if account else "missing"
+        raise JobFailed(f"the connected account is {status}", reason="authentication_failed")
+    connector = run.context.shared(Connectors, lambda: Connectors(run.settings)).get(account.connector)
+    if connector is None:
+        raise JobFailed(f"connector {account.connector} is not configured", reason="publish_failed")
+    vault = TokenVault(run.settings.secret_key)
+    view = accounts_service.session_of(account, vault)
+
+    async def save_state(state: dict[str, Any]) -> None:
+        async with run.session_factory() as session, session.begin():
             await session.execute(
                 update(Post)
-                .where(
-                    Post.id.in_(list(in_flight)),
-                    Post.lease_owner == context.worker_id,
-                    Post.status == "publishing",
-                )
-                .values(lease_expires_at=utcnow() + timedelta(seconds=lease))
+                .where(Post.id == post.id, exists(select(Job.id).where(run.holds_lease())))
+                .values(connector_state=state)
                 .execution_options(synchronize_session=False)
             )
+        publish_context.state = state
+
+    publish_context = PublishContext(state=dict(post.connector_state or {}), save_state=save_state)
+    try:
+        outgoing = await _outgoing(run, post, connector)
+        result = await connector.publish(view, outgoing, publish_context)
+    except PublishFailed as failure:
+        await _after_failure(run, account, view, vault, failure)
+        if failure.retryable:
+            raise RetryLater(failure.message, reason="publish_failed") from failure
+        raise JobFailed(
+            failure.message, reason="authentication_failed" if failure.authentication else "publish_failed"
+        ) from failure
+
+    async def record(session: AsyncSession) -> None:
+        now = utcnow()
+        await session.execute(
+            update(Post)
+            .where(Post.id == post.id, Post.status == "publishing")
+            .values(
+                status="published",
+                external_post_id=result.external_post_id,
+                external_url=result.external_url,
+                published_at=now,
+                error=None,
+                updated_at=now,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        await _store_tokens(session, account, view, vault)
+        if post.plan_id is not None:
+            await complete_plan_if_done(session, post.plan_id)
+
+    return JobResult(
+        output={
+            "post_id": str(post.id),
+            "external_post_id": result.external_post_id,
+            "external_url": result.external_url,
+        },
+        record=record,
+    )
 
 
-async def _accounts(context: WorkerContext, ids: set[uuid.UUID]) -> dict[uuid.UUID, ConnectedAccount]:
-    async with context.session_factory() as session:
-        found = await session.scalars(select(ConnectedAccount).where(ConnectedAccount.id.in_(list(ids))))
-        return {account.id: account for account in found}
+async def _after_failure(
+    run: JobRun, account: ConnectedAccount, view: AccountSession, vault: TokenVault, failure: PublishFailed
+) -> None:
+    """Keeps refreshed tokens, and marks an account whose credentials the platform refused."""
+    async with run.session_factory() as session, session.begin():
+        await _store_tokens(session, account, view, vault)
+        if failure.authentication:
+            await session.execute(
+                update(ConnectedAccount)
+                .where(ConnectedAccount.id == account.id)
+                .values(status="error", error=failure.message, updated_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
 
 
 async def _media_bytes(store: MediaStore, key: str) -> bytes:
@@ -158,9 +180,9 @@ async def _media_bytes(store: MediaStore, key: str) -> bytes:
         raise PublishFailed(f"the media store could not be read: {error}", retryable=True) from error
 
 
-async def _outgoing(context: WorkerContext, post: Post, connector: Connector) -> OutgoingPost:
+async def _outgoing(run: JobRun, post: Post, connector: Connector) -> OutgoingPost:
     needs_bytes = connector.name != "webhook"
-    store = media_service.store(context.settings)
+    store = media_service.store(run.settings)
     items = []
     for entry in post.media:
         key = entry.get("r2_key")
@@ -168,7 +190,7 @@ async def _outgoing(context: WorkerContext, post: Post, connector: Connector) ->
             items.append(
                 MediaItem(
                     content_type=entry.get("content_type") or "application/octet-stream",
-                    url=media_service.signed_url(context.settings, key, ttl=MEDIA_URL_TTL),
+                    url=media_service.signed_url(run.settings, key, ttl=MEDIA_URL_TTL),
                     data=await _media_bytes(store, key) if needs_bytes else None,
                     key=key,
                     file_name=key.rsplit("/", 1)[-1],
@@ -191,191 +213,6 @@ async def _outgoing(context: WorkerContext, post: Post, connector: Connector) ->
         attempt=post.attempt,
         created_at=post.created_at,
     )
-
-
-async def publish_one(
-    context: WorkerContext,
-    post: Post,
-    account: ConnectedAccount | None,
-    connectors: Connectors,
-    vault: TokenVault,
-) -> None:
-    """Publishes one claimed post and records the outcome."""
-    options = context.settings.distribution
-    if post.attempt - post.failures > options.max_lease_losses + 1:
-        await _finish_failed(
-            context, post, "publication was interrupted by lost workers too often", reason="worker_lost"
-        )
-        return
-    if account is None or not accounts_service.is_usable(account):
-        status = accounts_service.effective_status(account) if account else "missing"
-        await _finish_failed(
-            context, post, f"the connected account is {status}", reason="authentication_failed"
-        )
-        return
-    connector = connectors.get(account.connector)
-    if connector is None:
-        await _finish_failed(
-            context, post, f"connector {account.connector} is not configured", reason="publish_failed"
-        )
-        return
-    session_view = accounts_service.session_of(account, vault)
-
-    async def save_state(state: dict[str, Any]) -> None:
-        async with context.session_factory() as session, session.begin():
-            await session.execute(
-                update(Post)
-                .where(Post.id == post.id, Post.lease_owner == context.worker_id)
-                .values(connector_state=state)
-                .execution_options(synchronize_session=False)
-            )
-        publish_context.state = state
-
-    publish_context = PublishContext(state=dict(post.connector_state or {}), save_state=save_state)
-    try:
-        outgoing = await _outgoing(context, post, connector)
-        result = await connector.publish(session_view, outgoing, publish_context)
-    except PublishFailed as failure:
-        await _record_failure(context, post, account, session_view, vault, failure)
-        return
-    await _finish_published(context, post, account, session_view, vault, result)
-
-
-async def _finish_published(
-    context: WorkerContext,
-    post: Post,
-    account: ConnectedAccount,
-    view: AccountSession,
-    vault: TokenVault,
-    result: PublishResult,
-) -> None:
-    now = utcnow()
-    async with context.session_factory() as session, session.begin():
-        # Whoever holds the lease now, the post is out: a second worker that took over an expired
-        # lease finds it published and its own delivery is the receiver's duplicate to drop.
-        done = await session.execute(
-            update(Post)
-            .where(Post.id == post.id, Post.status == "publishing")
-            .values(
-                status="published",
-                external_post_id=result.external_post_id,
-                external_url=result.external_url,
-                published_at=now,
-                lease_owner=None,
-                lease_expires_at=None,
-                error=None,
-                updated_at=now,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        if done.rowcount == 1 and post.job_id is not None:  # type: ignore[attr-defined]
-            await session.execute(
-                update(Job)
-                .where(Job.id == post.job_id)
-                .values(
-                    status="completed",
-                    progress=100,
-                    completed_at=now,
-                    lease_owner=None,
-                    billing_status="charged" if post.credits else "not_charged",
-                    output={
-                        "post_id": str(post.id),
-                        "external_post_id": result.external_post_id,
-                        "external_url": result.external_url,
-                    },
-                )
-                .execution_options(synchronize_session=False)
-            )
-        await _store_tokens(session, account, view, vault)
-        if done.rowcount == 1 and post.plan_id is not None:  # type: ignore[attr-defined]
-            await complete_plan_if_done(session, post.plan_id)
-
-
-async def _record_failure(
-    context: WorkerContext,
-    post: Post,
-    account: ConnectedAccount,
-    view: AccountSession,
-    vault: TokenVault,
-    failure: PublishFailed,
-) -> None:
-    delays: Sequence[int] = context.settings.distribution.retry_delays
-    failures = post.failures + 1
-    if failure.retryable and failures <= len(delays):
-        now = utcnow()
-        async with context.session_factory() as session, session.begin():
-            await session.execute(
-                update(Post)
-                .where(Post.id == post.id, Post.status == "publishing", Post.lease_owner == context.worker_id)
-                .values(
-                    status="scheduled",
-                    due_at=now + timedelta(seconds=delays[failures - 1]),
-                    failures=failures,
-                    error=failure.message,
-                    lease_owner=None,
-                    lease_expires_at=None,
-                    updated_at=now,
-                )
-                .execution_options(synchronize_session=False)
-            )
-            if post.job_id is not None:
-                await session.execute(
-                    update(Job)
-                    .where(Job.id == post.job_id)
-                    .values(status="pending", lease_owner=None, error=failure.message)
-                    .execution_options(synchronize_session=False)
-                )
-            await _store_tokens(session, account, view, vault)
-        return
-    if failure.authentication:
-        async with context.session_factory() as session, session.begin():
-            await session.execute(
-                update(ConnectedAccount)
-                .where(ConnectedAccount.id == account.id)
-                .values(status="error", error=failure.message, updated_at=utcnow())
-                .execution_options(synchronize_session=False)
-            )
-    await _finish_failed(
-        context,
-        post,
-        failure.message,
-        reason="authentication_failed" if failure.authentication else "publish_failed",
-        failures=failures if failure.retryable else post.failures,
-    )
-
-
-async def _finish_failed(
-    context: WorkerContext, post: Post, message: str, *, reason: str, failures: int | None = None
-) -> None:
-    now = utcnow()
-    async with context.session_factory() as session, session.begin():
-        done = await session.execute(
-            update(Post)
-            .where(Post.id == post.id, Post.status == "publishing", Post.lease_owner == context.worker_id)
-            .values(
-                status="failed",
-                error=message,
-                lease_owner=None,
-                lease_expires_at=None,
-                updated_at=now,
-                failures=failures if failures is not None else post.failures,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        if done.rowcount != 1:  # type: ignore[attr-defined]
-            return  # another worker took the post over; it decides
-        fresh = await session.get(Post, post.id)
-        assert fresh is not None
-        await settle_failed_or_cancelled(session, fresh, job_status="failed", reason=reason)
-        if post.job_id is not None:
-            await session.execute(
-                update(Job)
-                .where(Job.id == post.job_id)
-                .values(error=message)
-                .execution_options(synchronize_session=False)
-            )
-        if post.plan_id is not None:
-            await complete_plan_if_done(session, post.plan_id)
 
 
 async def _store_tokens(
@@ -406,3 +243,6 @@ async def complete_plan_if_done(session: AsyncSession, plan_id: uuid.UUID) -> No
         .values(status="completed", updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
+
+
+JOB_TYPES = (JobType(name="publish", run=publish, policy=publish_policy, on_claim=mark_publishing, settle=settle),)

@@ -26,9 +26,7 @@ class ConnectedAccount(Base):
     status: Mapped[str] = mapped_column(
         String(20), default="active", doc="active, expires_soon, expired, revoked, error"
     )
-    settings: Mapped[dict[str, Any]] = mapped_column(
-        default=dict, doc="non-secret connector settings (URLs, ids)"
-    )
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict, doc="non-secret connector settings (URLs, ids)")
     secret: Mapped[str] = mapped_column(Text, doc="Fernet token of the JSON of the token material")
     has_refresh_token: Mapped[bool] = mapped_column(Boolean, default=False)
     expires_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -50,9 +48,7 @@ class ConnectionLink(Base):
     expires_at: Mapped[datetime] = mapped_column(doc="must be opened before this")
     opened_at: Mapped[datetime | None] = mapped_column(default=None)
     oauth_state: Mapped[str | None] = mapped_column(String(64), default=None, unique=True)
-    oauth_settings: Mapped[dict[str, Any]] = mapped_column(
-        default=dict, doc="instance URL, app ids of a flow"
-    )
+    oauth_settings: Mapped[dict[str, Any]] = mapped_column(default=dict, doc="instance URL, app ids of a flow")
     completed_at: Mapped[datetime | None] = mapped_column(default=None)
     connected_account_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("connected_accounts.id", ondelete="SET NULL"), default=None
@@ -72,14 +68,12 @@ class Post(Base):
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
     project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
-    account_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("accounts.id", ondelete="CASCADE"), doc="who paid"
-    )
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), doc="who paid")
     connected_account_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("connected_accounts.id", ondelete="CASCADE"), index=True
     )
     job_id: Mapped[uuid.UUID | None] = mapped_column(
-        default=None, doc="the publish job that mirrors this post"
+        default=None, doc="the publish job: the unit the worker claims, leases and retries"
     )
     platform: Mapped[str] = mapped_column(String(20))
     status: Mapped[str] = mapped_column(String(20))
@@ -90,14 +84,10 @@ class Post(Base):
     media_type: Mapped[str | None] = mapped_column(String(20), default=None)
     platform_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
     scheduled_at: Mapped[datetime | None] = mapped_column(default=None, doc="null = publish now")
-    due_at: Mapped[datetime] = mapped_column(doc="when a worker may next claim it")
-    idempotency_key: Mapped[str] = mapped_column(
-        String(160), doc="sent to the connector; stable across retries"
-    )
-    attempt: Mapped[int] = mapped_column(Integer, default=0, doc="claims so far")
+    due_at: Mapped[datetime] = mapped_column(doc="when it is next due; its publish job's run_after")
+    idempotency_key: Mapped[str] = mapped_column(String(160), doc="sent to the connector; stable across retries")
+    attempt: Mapped[int] = mapped_column(Integer, default=0, doc="claims of its publish job so far")
     failures: Mapped[int] = mapped_column(Integer, default=0, doc="retryable connector failures so far")
-    lease_owner: Mapped[str | None] = mapped_column(String(100), default=None)
-    lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
     connector_state: Mapped[dict[str, Any]] = mapped_column(
         default=dict, doc="what a connector saved mid-publication (an upload session) to resume it"
     )
@@ -105,9 +95,7 @@ class Post(Base):
     external_url: Mapped[str | None] = mapped_column(String(2048), default=None)
     published_at: Mapped[datetime | None] = mapped_column(default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
-    credits: Mapped[int] = mapped_column(
-        Integer, default=0, doc="debited for it; refunded once when it fails"
-    )
+    credits: Mapped[int] = mapped_column(Integer, default=0, doc="debited for it; refunded once when it fails")
     refunded: Mapped[bool] = mapped_column(Boolean, default=False)
     plan_id: Mapped[uuid.UUID | None] = mapped_column(default=None, index=True)
     plan_post_id: Mapped[str | None] = mapped_column(String(200), default=None)
@@ -139,9 +127,7 @@ class ConnectorEvent(Base):
     __table_args__ = (Index("ix_connector_events_account_post", "connected_account_id", "external_post_id"),)
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
-    connected_account_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("connected_accounts.id", ondelete="CASCADE")
-    )
+    connected_account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("connected_accounts.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(20), doc="metrics or comment")
     external_post_id: Mapped[str] = mapped_column(String(300))
     payload: Mapped[dict[str, Any]] = mapped_column()

@@ -22,7 +22,7 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.accounts import DISPLAY_NAMES
 from toolhost.domains.distribution.models import ConnectedAccount, IdempotencyRecord, Post
 from toolhost.domains.media import service as media_service
-from toolhost.platform import credits
+from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 from toolhost.providers.fetch import Fetcher
@@ -359,17 +359,16 @@ async def create_posts(*, session: AsyncSession, request: PostRequest) -> dict[s
     now = utcnow()
     created: dict[str, tuple[Post, Job]] = {}
     for platform, account in request.routed.items():
-        job = Job(
+        job = await platform_jobs.enqueue(
+            session=session,
             account_id=request.account_id,
             project_id=request.project_id,
             job_type="publish",
-            status="pending",
-            billing_status="reserved" if request.credits_per_post else "not_charged",
-            credits=request.credits_per_post,
-            input={"platform": platform},
+            tool_name="schedule_post",
+            reserved_credits=request.credits_per_post,
+            job_input={"platform": platform},
+            run_after=request.scheduled_at or now,
         )
-        session.add(job)
-        await session.flush()
         post = Post(
             project_id=request.project_id,
             account_id=request.account_id,
@@ -511,6 +510,11 @@ async def post_of_project(session: AsyncSession, post_id: str, project_ids: Sequ
 async def _locked_post(session: AsyncSession, post_id: str, project_id: uuid.UUID) -> Post:
     query = select(Post).where(Post.id == uuid.UUID(post_id), Post.project_id == project_id)
     if session.get_bind().dialect.name == "postgresql":
+        # The publish job's row first, then the post's, in the order the worker's claim takes them, so the
+        # two never wait on each other: a claim in progress makes this wait, then see the post publishing.
+        job_id = await session.scalar(select(Post.job_id).where(Post.id == uuid.UUID(post_id)))
+        if job_id is not None:
+            await session.execute(select(Job.id).where(Job.id == job_id).with_for_update())
         query = query.with_for_update()
     post = await session.scalar(query.execution_options(populate_existing=True))
     if post is None:
@@ -554,6 +558,13 @@ async def reschedule(
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
         raise Conflict("the post is being published now", code="publishing_in_progress", current_status="publishing")
+    if post.job_id is not None:
+        await session.execute(
+            update(Job)
+            .where(Job.id == post.job_id, Job.status == "pending")
+            .values(run_after=new_time, updated_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
     return {
         "success": True,
         "post_id": str(post.id),
@@ -561,37 +572,6 @@ async def reschedule(
         "previous_scheduled_at": iso(previous),
         "scheduled_at": iso(new_time),
     }
-
-
-async def settle_failed_or_cancelled(session: AsyncSession, post: Post, *, job_status: str, reason: str) -> int:
-    """Refunds a post's credit once and closes its job; returns the credits refunded now."""
-    refunded = 0
-    if post.credits and not post.refunded:
-        await credits.refund(
-            session,
-            account_id=post.account_id,
-            amount=post.credits,
-            tool_name="schedule_post",
-            reference=str(post.id),
-        )
-        refunded = post.credits
-    await session.execute(
-        update(Post).where(Post.id == post.id).values(refunded=True).execution_options(synchronize_session=False)
-    )
-    if post.job_id is not None:
-        await session.execute(
-            update(Job)
-            .where(Job.id == post.job_id)
-            .values(
-                status=job_status,
-                failure_reason=reason,
-                completed_at=utcnow(),
-                lease_owner=None,
-                billing_status="refunded" if post.credits else "not_charged",
-            )
-            .execution_options(synchronize_session=False)
-        )
-    return refunded
 
 
 async def cancel(*, session: AsyncSession, project_id: uuid.UUID, post_id: str) -> dict[str, Any]:
@@ -614,12 +594,13 @@ async def cancel(*, session: AsyncSession, project_id: uuid.UUID, post_id: str) 
     result = await session.execute(
         update(Post)
         .where(Post.id == post.id, Post.status.in_(CANCELLABLE))
-        .values(status="cancelled", lease_owner=None, updated_at=utcnow())
+        .values(status="cancelled", refunded=True, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
         raise Conflict("the post is being published now", code="publishing_in_progress", current_status="publishing")
-    refunded = await settle_failed_or_cancelled(session, post, job_status="cancelled", reason="cancelled_by_user")
+    job = await session.get(Job, post.job_id) if post.job_id is not None else None
+    refunded = (await platform_jobs.cancel(session, job) or 0) if job is not None else 0
     return {
         "success": True,
         "cancelled": True,

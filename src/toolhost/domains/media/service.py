@@ -237,6 +237,63 @@ def new_key(*, project_id: uuid.UUID | None, account_id: uuid.UUID, kind: str, c
     return f"{owner}/{kind}/{now:%Y}/{now:%m}/{uuid.uuid4()}.{EXTENSIONS[content_type]}"
 
 
+@dataclass(frozen=True, slots=True)
+class StoredBytes:
+    """Bytes written to the media store under a new key, not yet recorded (a key without a row is unusable)."""
+
+    key: str
+    account_id: uuid.UUID
+    project_id: uuid.UUID | None
+    kind: str
+    content_type: str
+    size: int
+    sha256: str
+    file_name: str | None = None
+
+
+async def put(
+    *,
+    settings: Settings,
+    account_id: uuid.UUID,
+    project_id: uuid.UUID | None,
+    data: bytes,
+    content_type: str,
+    kind: str = "uploads",
+    file_name: str | None = None,
+) -> StoredBytes:
+    """Writes checked bytes to the store under a new key; `record` then makes the key usable."""
+    key = new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type)
+    await store(settings).put(key, data)
+    return StoredBytes(
+        key=key,
+        account_id=account_id,
+        project_id=project_id,
+        kind=kind,
+        content_type=content_type,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        file_name=file_name,
+    )
+
+
+async def record(*, session: AsyncSession, stored: StoredBytes, job_id: uuid.UUID | None = None) -> MediaObject:
+    """The row of stored bytes, in the caller's transaction (a job's output with its completion)."""
+    media = MediaObject(
+        key=stored.key,
+        account_id=stored.account_id,
+        project_id=stored.project_id,
+        kind=stored.kind,
+        content_type=stored.content_type,
+        size=stored.size,
+        sha256=stored.sha256,
+        file_name=stored.file_name,
+        job_id=job_id,
+    )
+    session.add(media)
+    await session.flush()
+    return media
+
+
 async def save(
     *,
     session: AsyncSession,
@@ -249,23 +306,18 @@ async def save(
     file_name: str | None = None,
     job_id: uuid.UUID | None = None,
 ) -> Upload:
-    """Writes checked bytes to the store and records the key (other domains store job outputs this way)."""
-    key = new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type)
-    await store(settings).put(key, data)
-    media = MediaObject(
-        key=key,
+    """Writes checked bytes to the store and records the key."""
+    stored = await put(
+        settings=settings,
         account_id=account_id,
         project_id=project_id,
-        kind=kind,
+        data=data,
         content_type=content_type,
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
+        kind=kind,
         file_name=file_name,
-        job_id=job_id,
     )
-    session.add(media)
-    await session.flush()
-    return Upload(media=media, signed_url=signed_url(settings, key))
+    media = await record(session=session, stored=stored, job_id=job_id)
+    return Upload(media=media, signed_url=signed_url(settings, stored.key))
 
 
 async def upload(

@@ -1,170 +1,137 @@
-"""The `recipe_run` worker: claims a run and executes its steps one by one through execute() as the caller.
+"""The `recipe_run` job type: a run's steps executed one by one through the platform's Executor as the caller.
 
-Each step goes through the platform's Executor with the principal rebuilt from the run (account, credential,
-scopes, project binding; the tier is read again, so a downgrade applies), so scopes, rate limits and each
-step's own debit apply step by step. Progress (outputs so far, current step, credits used) is written after
-every step; a failed step fails the run and earlier steps keep their results. Webhook steps POST the rendered
-body, signed like the webhook connector, through the SSRF-safe fetcher (https only).
+Before every step the runner turns the run's stored credential into a principal afresh
+(Authenticator.principal_for_credential: revocation, expiry, tier and scopes read again), so a revoked
+key's run stops at its next step with an `unauthenticated` error, and the steps after it neither run nor
+charge. Each call debits on its own through execute() (scopes, rate limits and per-run budgets apply step
+by step), under a request id fixed per run and call: an attempt after a lost worker resumes after the
+saved steps and never runs a charged call twice. Progress (outputs so far, current step, credits used) is
+written after every call; a failed step fails the run and earlier steps keep their results. Webhook steps
+POST the rendered body, signed like the webhook connector, through the SSRF-safe fetcher (https only).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import hmac
 import json
-import threading
 import time
 import uuid
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from toolhost.config import Settings
-from toolhost.db.base import utcnow
-from toolhost.db.point_reads import PointReader
-from toolhost.domains.content import jobs
 from toolhost.domains.recipes.definitions import BY_SLUG, Step, lookup, render
+from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import Principal
-from toolhost.platform.execution import Executor
-from toolhost.platform.jobs import Job, WorkerContext
-from toolhost.platform.models import Account, UsageRecord
-from toolhost.platform.ratelimit import RateLimiter
-from toolhost.platform.registry import registry
-from toolhost.platform.usage import UsageRecorder
+from toolhost.platform.jobs import JobFailed, JobResult, JobRun, JobType
+from toolhost.platform.models import UsageRecord
+from toolhost.platform.results import Unauthenticated
 from toolhost.providers.connectors import webhook
 from toolhost.providers.fetch import Fetcher
 
-JOB_TYPES = ("recipe_run",)
-_executors: dict[int, Executor] = {}
+JOB_TYPE = "recipe_run"
 
 
 class StepFailed(Exception):
-    """A step's tool call or delivery failed; the run fails with it."""
+    """A step's tool call or delivery failed, or the caller may no longer act; the run fails with it."""
 
-    def __init__(self, step: str, error_type: str, message: str) -> None:
+    def __init__(self, step: str, error_type: str, message: str, *, reason: str = "generation_failed") -> None:
         super().__init__(message)
+        self.reason = reason
         self.details = {"step": step, "error_type": error_type, "message": message[:500]}
 
 
-def executor_for(context: WorkerContext) -> Executor:
-    """One executor per worker settings (its in-memory rate limits must persist across runs)."""
-    executor = _executors.get(id(context.settings))
-    if executor is None:
-        # Imported here: the worker process may not have loaded the tool modules yet (the composition root's list).
-        from toolhost.catalog import load_tools
-
-        load_tools()
-        executor = Executor(
-            registry=registry,
-            settings=context.settings,
-            session_factory=context.session_factory,
-            rate_limiter=RateLimiter(context.settings.ratelimit, context.settings.redis_url),
-            usage=UsageRecorder(context.session_factory),
-            point_reads=PointReader(context.settings.database_url, context.session_factory.kw["bind"]),
-        )
-        _executors[id(context.settings)] = executor
-    return executor
+def _stored(state: dict[str, Any]) -> dict[str, Any]:
+    return dict(json.loads(json.dumps(state, default=str)))
 
 
-async def run_recipe_runs(context: WorkerContext) -> int:
-    """The poller: returns expired leases to the queue, then claims and runs one pending recipe run."""
-    reaped = await jobs.reap_expired(context, JOB_TYPES)
-    job = await jobs.claim(context, JOB_TYPES)
-    if job is None:
-        return reaped
-    await _run(context, job)
-    return reaped + 1
-
-
-async def _principal(context: WorkerContext, saved: dict[str, Any]) -> Principal:
-    async with context.session_factory() as session:
-        account = await session.get(Account, uuid.UUID(saved["account_id"]))
-        tier = account.tier if account is not None else "trial"
-    return Principal(
-        account_id=uuid.UUID(saved["account_id"]),
-        tier=tier,
-        credential_id=uuid.UUID(saved["credential_id"]) if saved.get("credential_id") else None,
-        credential_name=str(saved.get("credential_name") or "recipe"),
-        scopes=frozenset(saved.get("scopes") or ()),
-        project_id=uuid.UUID(saved["project_id"]) if saved.get("project_id") else None,
-        run_id=saved.get("run_id"),
-    )
-
-
-async def _run(context: WorkerContext, job: Job) -> None:
-    assert job.project_id is not None
-    timeout = float(context.settings.jobs.timeouts.get("recipe_run", jobs.DEFAULT_TIMEOUT))
-    run = jobs.JobRun(
-        job_id=job.id,
-        job_type=job.job_type,
-        account_id=job.account_id,
-        project_id=job.project_id,
-        job_input=dict(job.input or {}),
-        settings=context.settings,
-        session_factory=context.session_factory,
-        worker_id=context.worker_id,
-        deadline=time.monotonic() + timeout,
-        stopped=threading.Event(),
-    )
-    state: dict[str, Any] = {"outputs": {}, "current_step": None, "credits_used": 0}
-    beating = asyncio.create_task(jobs.heartbeat(run))
-    try:
-        async with asyncio.timeout(timeout):
-            await _steps(context, run, state)
-    except (TimeoutError, jobs.JobStopped):
-        if time.monotonic() > run.deadline:
-            await _finish(run, state, status="failed", reason="timeout", error=f"exceeded the {timeout:g} s limit")
-    except StepFailed as failure:
-        state["error"] = failure.details
-        await _finish(run, state, status="failed", reason="generation_failed", error=str(failure))
-    else:
-        state["current_step"] = None
-        await _finish(run, state, status="completed")
-    finally:
-        run.stopped.set()
-        beating.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beating
-
-
-async def _steps(context: WorkerContext, run: jobs.JobRun, state: dict[str, Any]) -> None:
+async def run_recipe(run: JobRun) -> JobResult:
+    """Runs the recipe's steps not yet done (all of them, unless an earlier attempt saved some)."""
     recipe = BY_SLUG[str(run.job_input["recipe_slug"])]
-    principal = await _principal(context, run.job_input["principal"])
+    saved = run.saved_output
+    state: dict[str, Any] = {
+        "outputs": dict(saved.get("outputs") or {}),
+        "current_step": None,
+        "credits_used": int(saved.get("credits_used") or 0),
+        # Results of a for_each step's items so far, so a resumed run does not repeat them.
+        "items": dict(saved.get("items") or {}),
+    }
     scope: dict[str, Any] = {
         "inputs": run.job_input["inputs"],
         "steps": state["outputs"],
         "project_id": str(run.project_id),
     }
-    for index, step in enumerate(recipe.steps):
-        state["current_step"] = step.id
-        await _save(run, state, progress=round(index * 100 / len(recipe.steps)))
-        if step.type == "webhook":
-            state["outputs"][step.id] = await _deliver(run.settings, principal, step, scope)
+    try:
+        for index, step in enumerate(recipe.steps):
+            if step.id in state["outputs"]:
+                continue
+            state["current_step"] = step.id
+            await run.report(round(index * 100 / len(recipe.steps)), output=_stored(state))
+            state["outputs"][step.id] = await _step(run, step, scope, state)
+    except StepFailed as failure:
+        state["error"] = failure.details
+        raise JobFailed(str(failure), reason=failure.reason, output=_stored(state)) from None
+    state["current_step"] = None
+    return JobResult(output=_stored(state))
+
+
+async def _step(run: JobRun, step: Step, scope: dict[str, Any], state: dict[str, Any]) -> Any:
+    if step.type == "webhook":
+        principal = await _principal(run, step)
+        return await _deliver(run, principal, step, scope)
+    items = lookup(scope, step.for_each) if step.for_each else None
+    if not isinstance(items, list):
+        return await _call(run, step, step.id, render(step.args, scope), state)
+    done: list[Any] = state["items"].setdefault(step.id, [])
+    for position, item in enumerate(items):
+        if position < len(done):
             continue
-        assert step.tool is not None
-        items = lookup(scope, step.for_each) if step.for_each else None
-        if isinstance(items, list):
-            results = []
-            for item in items:
-                run.checkpoint()
-                results.append(await _call(context, principal, step, render(step.args, {**scope, "item": item}), state))
-            state["outputs"][step.id] = results
-        else:
-            state["outputs"][step.id] = await _call(context, principal, step, render(step.args, scope), state)
+        done.append(await _call(run, step, f"{step.id}:{position}", render(step.args, {**scope, "item": item}), state))
+        await run.report(output=_stored(state))
+    return state["items"].pop(step.id)
 
 
-async def _call(
-    context: WorkerContext, principal: Principal, step: Step, args: dict[str, Any], state: dict[str, Any]
-) -> Any:
+async def _principal(run: JobRun, step: Step) -> Principal:
+    """The run's caller as its credential stands now; a caller who may no longer act stops the run here."""
+    saved = run.job_input["principal"]
+    try:
+        if not saved.get("credential_id"):
+            raise Unauthenticated("the run has no stored credential to act as")
+        return await run.authenticator.principal_for_credential(
+            uuid.UUID(str(saved["credential_id"])),
+            within=frozenset(saved.get("scopes") or ()),
+            run_id=saved.get("run_id"),
+        )
+    except Unauthenticated as error:
+        raise StepFailed(
+            step.id, error.error_type, f"step '{step.id}' was not run: {error.message}", reason="authentication_failed"
+        ) from None
+
+
+async def _call(run: JobRun, step: Step, call: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
     assert step.tool is not None
-    request_id = "req_" + uuid.uuid4().hex
-    execution = await executor_for(context).execute(
-        step.tool, args, principal, transport="recipe", request_id=request_id
-    )
-    async with context.session_factory() as session:
-        spent = await session.scalar(select(UsageRecord.credits).where(UsageRecord.request_id == request_id))
+    principal = await _principal(run, step)
+    request_id = platform_jobs.step_request_id(run.job_id, call)
+    async with run.session_factory() as session:
+        ran = await platform_jobs.step_ran(session, account_id=run.account_id, request_id=request_id)
+    if ran:
+        # It ran and was charged under an attempt whose worker stopped before saving the result: never again.
+        raise StepFailed(
+            step.id,
+            "worker_lost",
+            f"step '{step.id}' ran, but its worker stopped before saving the result; start the recipe again",
+            reason="worker_lost",
+        )
+    run.checkpoint()
+    execution = await run.executor.execute(step.tool, args, principal, transport="recipe", request_id=request_id)
+    async with run.session_factory() as session:
+        spent = await session.scalar(
+            select(UsageRecord.credits).where(
+                UsageRecord.account_id == run.account_id, UsageRecord.request_id == request_id
+            )
+        )
     state["credits_used"] += int(spent or 0)
     if execution.error is not None:
         raise StepFailed(
@@ -183,17 +150,18 @@ def _signing_secret(settings: Settings, principal: Principal, inputs: dict[str, 
     ).hexdigest()
 
 
-async def _deliver(settings: Settings, principal: Principal, step: Step, scope: dict[str, Any]) -> dict[str, Any]:
+async def _deliver(run: JobRun, principal: Principal, step: Step, scope: dict[str, Any]) -> dict[str, Any]:
     rendered = render(step.args, scope)
     body = json.dumps(rendered.get("body", {}), separators=(",", ":"), default=str).encode()
-    secret = _signing_secret(settings, principal, scope["inputs"])
+    secret = _signing_secret(run.settings, principal, scope["inputs"])
     headers = {
         "Content-Type": "application/json",
         webhook.SIGNATURE_HEADER: webhook.sign(secret, body, int(time.time())),
-        "Idempotency-Key": f"recipe-{uuid.uuid4().hex}",
+        # The same key on every attempt of the run: a receiver drops a repeat after a lost worker.
+        "Idempotency-Key": f"recipe-{run.job_id}-{step.id}",
     }
     try:
-        response = await Fetcher(settings.fetch).post(str(rendered["url"]), content=body, headers=headers)
+        response = await Fetcher(run.settings.fetch).post(str(rendered["url"]), content=body, headers=headers)
     except Exception as error:  # the fetcher's refusals and upstream failures alike fail this step
         error_type = getattr(error, "error_type", "upstream_error")
         raise StepFailed(
@@ -206,43 +174,4 @@ async def _deliver(settings: Settings, principal: Principal, step: Step, scope: 
     return {"delivered": True, "status_code": response.status, "bytes": len(body)}
 
 
-def _ours(run: jobs.JobRun) -> Any:
-    return (Job.id == run.job_id) & (Job.status == "processing") & (Job.lease_owner == run.worker_id)
-
-
-async def _save(run: jobs.JobRun, state: dict[str, Any], *, progress: int) -> None:
-    """Writes the outputs so far and progress; stops when the run is no longer ours (cancelled)."""
-    async with run.session_factory() as session, session.begin():
-        result = await session.execute(
-            update(Job)
-            .where(_ours(run))
-            .values(output=json.loads(json.dumps(state, default=str)), progress=progress, updated_at=utcnow())
-            .returning(Job.id)
-            .execution_options(synchronize_session=False)
-        )
-        if result.first() is None:
-            run.stopped.set()
-            raise jobs.JobStopped
-
-
-async def _finish(
-    run: jobs.JobRun, state: dict[str, Any], *, status: str, reason: str | None = None, error: str | None = None
-) -> None:
-    async with run.session_factory() as session, session.begin():
-        now = utcnow()
-        await session.execute(
-            update(Job)
-            .where(_ours(run))
-            .values(
-                status=status,
-                progress=100 if status == "completed" else Job.progress,
-                failure_reason=reason,
-                error=error[:1000] if error else None,
-                output=json.loads(json.dumps(state, default=str)),
-                lease_owner=None,
-                lease_expires_at=None,
-                completed_at=now,
-                updated_at=now,
-            )
-            .execution_options(synchronize_session=False)
-        )
+JOB_TYPES = (JobType(name=JOB_TYPE, run=run_recipe),)

@@ -10,9 +10,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
-from toolhost.domains.content import jobs
 from toolhost.domains.recipes.definitions import BY_SLUG, RECIPES, Recipe, Step, lookup, render, with_defaults
-from toolhost.platform import scopes
+from toolhost.platform import jobs, scopes
 from toolhost.platform.context import Principal
 from toolhost.platform.jobs import Job
 from toolhost.platform.models import Account
@@ -223,6 +222,7 @@ async def start_run(
         account_id=principal.account_id,
         project_id=project_id,
         job_type="recipe_run",
+        tool_name="execute_recipe",
         reserved_credits=0,
         job_input={
             "recipe_slug": recipe.slug,

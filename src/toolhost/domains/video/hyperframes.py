@@ -33,19 +33,20 @@ from urllib.parse import unquote
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import jobs, video
-from toolhost.domains.content.jobs import JobOutput, JobRun
+from toolhost.domains.content import video
+from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video.blocks import BLOCKS, CATEGORIES
 from toolhost.domains.video.compositions import SIZE_OF_ASPECT
-from toolhost.platform.jobs import Job
+from toolhost.platform import jobs as platform_jobs
+from toolhost.platform.jobs import Job, JobRun, JobType
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
 
-__all__ = ["BLOCKS", "CATEGORIES", "check_request", "credits", "enqueue", "run_hyperframes"]
+__all__ = ["BLOCKS", "CATEGORIES", "JOB_TYPES", "check_request", "credits", "enqueue", "run_hyperframes"]
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ async def check_request(
 async def enqueue(
     *,
     session: AsyncSession,
+    tool_name: str,
     account_id: uuid.UUID,
     project_id: uuid.UUID,
     reserved_credits: int,
@@ -152,11 +154,12 @@ async def enqueue(
     quality: str,
 ) -> Job:
     """A hyperframes_render job holding its reservation."""
-    return await jobs.enqueue(
+    return await platform_jobs.enqueue(
         session=session,
         account_id=account_id,
         project_id=project_id,
         job_type="hyperframes_render",
+        tool_name=tool_name,
         reserved_credits=reserved_credits,
         job_input={
             "model": "chromium",
@@ -489,3 +492,6 @@ async def _open_page(run: JobRun, browser: DevTools, resources: Subresources, si
             raise PageFailed("page does not expose window.__hf")
         await asyncio.sleep(0.1)
     return session
+
+
+JOB_TYPES = (JobType(name="hyperframes_render", run=media_runner(run_hyperframes)),)

@@ -1,4 +1,4 @@
-"""The runners of the `demo_render` and `template_render` jobs (content's job machine runs them).
+"""The runners of the `demo_render` and `template_render` jobs (media runners on the platform's job machine).
 
 A runner reads the brand runtime and the props' media, then renders in a thread while the event loop
 writes progress; the renderer checks for cancellation before every frame.
@@ -13,10 +13,11 @@ from typing import Any
 from PIL import Image
 
 from toolhost.domains.content import brand_runtime, images
-from toolhost.domains.content.jobs import JobOutput, JobRun
+from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import render, service
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
+from toolhost.platform.jobs import JobRun, JobType
 
 PROGRESS_SECONDS = 1.0
 # A background clip loops after this many frames (bounds the decoded frames held in memory).
@@ -93,3 +94,9 @@ async def run_render(run: JobRun) -> JobOutput:
         model="builtin",
         details={**details, "composition_id": composition.id, "output_format": output_format},
     )
+
+
+JOB_TYPES = (
+    JobType(name="demo_render", run=media_runner(run_render)),
+    JobType(name="template_render", run=media_runner(run_render)),
+)

@@ -10,10 +10,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import jobs
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video.compositions import COMPOSITIONS, SIZE_OF_ASPECT, Composition, field_errors, seconds
+from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import ValidationFailed
 
@@ -148,6 +148,7 @@ async def enqueue_render(
     session: AsyncSession,
     plan: RenderPlan,
     job_type: str,
+    tool_name: str,
     account_id: uuid.UUID,
     project_id: uuid.UUID,
     accessible_project_ids: Sequence[uuid.UUID],
@@ -173,11 +174,12 @@ async def enqueue_render(
         )
         session.add(record)
         await session.flush()
-    job = await jobs.enqueue(
+    job = await platform_jobs.enqueue(
         session=session,
         account_id=account_id,
         project_id=project_id,
         job_type=job_type,
+        tool_name=tool_name,
         reserved_credits=reserved_credits,
         job_input={
             "model": "builtin",

@@ -107,6 +107,7 @@ async def render_demo_video(ctx: ToolContext, args: RenderDemoVideoIn) -> Render
         session=ctx.session,
         plan=plan,
         job_type="demo_render",
+        tool_name=ctx.tool_name,
         account_id=ctx.principal.account_id,
         project_id=ctx.project_id,
         accessible_project_ids=ctx.accessible_project_ids,
@@ -178,6 +179,7 @@ async def render_template_video(ctx: ToolContext, args: RenderTemplateVideoIn) -
         session=ctx.session,
         plan=plan,
         job_type="template_render",
+        tool_name=ctx.tool_name,
         account_id=ctx.principal.account_id,
         project_id=ctx.project_id,
         accessible_project_ids=ctx.accessible_project_ids,
@@ -259,6 +261,7 @@ async def render_hyperframes(ctx: ToolContext, args: RenderHyperframesIn) -> Ren
     props = service.parse_props(args.input_props, path="input_props")
     job = await hyperframes.enqueue(
         session=ctx.session,
+        tool_name=ctx.tool_name,
         account_id=ctx.principal.account_id,
         project_id=ctx.project_id,
         reserved_credits=ctx.credits_debited,

@@ -1,0 +1,270 @@
+"""The one job machine with every kind of job on it: lost leases, attempt caps, refunds, heartbeats."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+
+from tests.conftest import Tenant, worker_context
+from tests.domains.analytics.conftest import Channel
+from tests.domains.distribution.conftest import connect_webhook, local_settings
+from tests.domains.distribution.standins import MastodonStandIn, WebhookReceiver, serve
+from toolhost.catalog import JOB_TYPES, POLLERS
+from toolhost.config import Settings
+from toolhost.domains.autopilot import runner as autopilot_runner
+from toolhost.domains.autopilot.models import AutopilotRun
+from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution.models import Post
+from toolhost.platform import credits, jobs
+from toolhost.platform.jobs import Job
+from toolhost.platform.models import Account
+from toolhost.platform.runtime import Platform
+from toolhost.providers.connectors.mastodon import MastodonConnector
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    """Local stand-ins reachable over http; a lease short enough for a test to outlast it."""
+    return local_settings(database_url, tmp_path / "media", jobs={"run_in_process": False, "lease_seconds": 1})
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[tuple[WebhookReceiver, str]]:
+    stand_in = WebhookReceiver()
+    async with serve(stand_in.app()) as base:
+        yield stand_in, f"{base}/hook"
+
+
+async def balance(platform: Platform, account_id: uuid.UUID) -> int:
+    async with platform.session_factory() as session:
+        return int(await session.scalar(select(Account.credit_balance).where(Account.id == account_id)) or 0)
+
+
+async def job_row(platform: Platform, job_id: uuid.UUID) -> Job:
+    async with platform.session_factory() as session:
+        job = await session.get(Job, job_id)
+        assert job is not None
+        return job
+
+
+async def expire_lease(platform: Platform, job_id: uuid.UUID) -> None:
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+
+
+async def reserved_directly(platform: Platform, tenant: Tenant, job_type: str, amount: int) -> uuid.UUID:
+    """A job enqueued the way a tool does it, debit and job in one transaction (for tools this machine cannot
+    call here: espeak-ng and Chromium are not installed everywhere, and render_demo_video waits a minute)."""
+    async with platform.session_factory() as session, session.begin():
+        if amount:
+            await credits.debit(
+                session, account_id=tenant.account_id, amount=amount, tool_name="test", reference=str(uuid.uuid4())
+            )
+        job = await jobs.enqueue(
+            session=session,
+            account_id=tenant.account_id,
+            project_id=tenant.project_id,
+            job_type=job_type,
+            tool_name="test",
+            reserved_credits=amount,
+            job_input={},
+        )
+    return job.id
+
+
+async def an_image(platform: Platform, tenant: Tenant) -> uuid.UUID:
+    return uuid.UUID((await tenant.data("generate_image", {"prompt": "Ship small"}))["jobId"])
+
+
+async def a_video(platform: Platform, tenant: Tenant) -> uuid.UUID:
+    return uuid.UUID((await tenant.data("generate_video", {"prompt": "Ship small", "duration": 3}))["jobId"])
+
+
+async def a_template_render(platform: Platform, tenant: Tenant) -> uuid.UUID:
+    props = '{"frames": [{"frameNumber": 1, "duration": 2, "caption": "Hi"}]}'
+    data = await tenant.data(
+        "render_template_video", {"composition_id": "StoryboardVideo-Square", "input_props": props}
+    )
+    return uuid.UUID(data["job_id"])
+
+
+async def a_post(platform: Platform, tenant: Tenant) -> uuid.UUID:
+    await connect_webhook(platform, tenant.project_id, "https://127.0.0.1:9/hook")
+    data = await tenant.data("schedule_post", {"caption": "Due now", "platforms": ["twitter"]})
+    return uuid.UUID(data["results"]["Twitter"]["jobId"])
+
+
+async def a_recipe_run(platform: Platform, tenant: Tenant) -> uuid.UUID:
+    data = await tenant.data("execute_recipe", {"slug": "weekly-instagram-calendar", "inputs": {"topic": "Tea"}})
+    return uuid.UUID(data["run_id"])
+
+
+async def an_autopilot_run(platform: Platform, tenant: Tenant) -> uuid.UUID:
+    created = await tenant.data(
+        "create_autopilot_config",
+        {
+            "name": "Daily",
+            "project_id": str(tenant.project_id),
+            "schedule_days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+            "schedule_time": "07:00",
+            "topic": "Tea",
+            "platforms": ["linkedin"],
+        },
+    )
+    due = datetime.fromisoformat(created["next_run_at"])
+    assert await autopilot_runner.run_due_autopilot(worker_context(platform, "scheduler"), now=due) == 1
+    async with platform.session_factory() as session:
+        job_id = await session.scalar(select(Job.id).where(Job.job_type == "autopilot_run"))
+    assert job_id is not None
+    return job_id
+
+
+def reserved(job_type: str, amount: int) -> Callable[[Platform, Tenant], Awaitable[uuid.UUID]]:
+    async def make(platform: Platform, tenant: Tenant) -> uuid.UUID:
+        return await reserved_directly(platform, tenant, job_type, amount)
+
+    return make
+
+
+KINDS: dict[str, Callable[[Platform, Tenant], Awaitable[uuid.UUID]]] = {
+    "image": an_image,
+    "video": a_video,
+    "voiceover": reserved("voiceover", 3),
+    "demo_render": reserved("demo_render", 7),
+    "template_render": a_template_render,
+    "hyperframes_render": reserved("hyperframes_render", 9),
+    "publish": a_post,
+    "analytics_refresh": reserved("analytics_refresh", 0),
+    "recipe_run": a_recipe_run,
+    "autopilot_run": an_autopilot_run,
+}
+
+
+def test_every_kind_of_async_work_is_a_job_type_of_the_composition_root() -> None:
+    assert set(jobs.load_job_types(JOB_TYPES)) == set(KINDS)
+    assert "toolhost.platform.jobs.run_jobs" in POLLERS
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+async def test_a_lease_expired_job_returns_to_pending_then_fails_at_its_cap_refunded_exactly_once(
+    kind: str, tenant: Tenant, platform: Platform
+) -> None:
+    before = await balance(platform, tenant.account_id)
+    job_id = await KINDS[kind](platform, tenant)
+    reserved_credits = (await job_row(platform, job_id)).credits
+    assert await balance(platform, tenant.account_id) == before - reserved_credits
+    reaper = worker_context(platform, "reaper")
+    cap = reaper.job_types[kind].policy(platform.settings).max_attempts
+    for attempt in range(1, cap + 1):
+        claimed = await jobs.claim(worker_context(platform, f"lost-{attempt}"), kind, limit=1)
+        assert [job.id for job in claimed] == [job_id]
+        await expire_lease(platform, job_id)
+        assert await jobs.reap_expired(reaper) == 1
+        row = await job_row(platform, job_id)
+        assert (row.attempt, row.status) == (attempt, "pending" if attempt < cap else "failed")
+    assert row.failure_reason == "worker_lost"
+    assert row.billing_status == ("refunded" if reserved_credits else "not_charged")
+    assert await balance(platform, tenant.account_id) == before
+    async with platform.session_factory() as session, session.begin():
+        assert await jobs.refund(session, row) == 0
+    assert await balance(platform, tenant.account_id) == before
+    assert await jobs.run_jobs(reaper) == 0
+
+    async with platform.session_factory() as session:
+        if kind == "publish":
+            post = await session.scalar(select(Post).where(Post.job_id == job_id))
+            assert post is not None and (post.status, post.refunded, post.attempt) == ("failed", True, cap)
+        if kind == "autopilot_run":
+            run = await session.scalar(select(AutopilotRun))
+            assert run is not None and run.status == "failed" and (run.reason or "").startswith("worker_lost")
+
+
+@pytest.fixture
+async def mastodon() -> AsyncIterator[tuple[MastodonStandIn, str]]:
+    stand_in = MastodonStandIn()
+    async with serve(stand_in.app()) as base:
+        yield stand_in, base
+
+
+async def queue_a_refresh(
+    tenant: Tenant, platform: Platform, client: Any, mastodon: tuple[MastodonStandIn, str]
+) -> uuid.UUID:
+    stand_in, base = mastodon
+    async with platform.session_factory() as session, session.begin():
+        account, _ = await accounts_service.create(
+            session=session,
+            settings=platform.settings,
+            project_id=tenant.project_id,
+            platform="mastodon",
+            connector_name="mastodon",
+            fields={"instance_url": base, "access_token": stand_in.token},
+        )
+    channel = Channel(platform, client, tenant.project_id, account.id, tenant.account_id, "", "mastodon")
+    post = await channel.published(at=datetime.now(UTC) - timedelta(days=1))
+    stand_in.statuses[str(post.external_post_id)] = {"id": post.external_post_id, "favourites_count": 4}
+    assert (await tenant.data("refresh_platform_analytics", {}))["queued"] == 1
+    async with platform.session_factory() as session:
+        job_id = await session.scalar(select(Job.id).where(Job.job_type == "analytics_refresh"))
+    assert job_id is not None
+    return job_id
+
+
+async def test_a_slow_analytics_refresh_keeps_its_lease_by_heartbeat_and_completes_once(
+    tenant: Tenant,
+    platform: Platform,
+    client: Any,
+    mastodon: tuple[MastodonStandIn, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    job_id = await queue_a_refresh(tenant, platform, client, mastodon)
+    started, release = asyncio.Event(), asyncio.Event()
+    fetch = MastodonConnector.fetch_metrics
+
+    async def slow_fetch(self: MastodonConnector, *args: Any) -> Any:
+        started.set()
+        await asyncio.wait_for(release.wait(), timeout=30)
+        return await fetch(self, *args)
+
+    monkeypatch.setattr(MastodonConnector, "fetch_metrics", slow_fetch)
+    first = asyncio.create_task(jobs.run_jobs(worker_context(platform, "first")))
+    await asyncio.wait_for(started.wait(), timeout=10)
+    claimed_until = (await job_row(platform, job_id)).lease_expires_at
+    assert claimed_until is not None
+    # Past the 1 s lease the job is still the first worker's: its heartbeat moved the lease on.
+    async with asyncio.timeout(10):
+        while datetime.now(UTC) < claimed_until + timedelta(seconds=1):
+            await asyncio.sleep(0.1)
+    extended = await job_row(platform, job_id)
+    assert extended.lease_expires_at is not None and extended.lease_expires_at > claimed_until
+    assert await jobs.run_jobs(worker_context(platform, "second")) == 0
+    release.set()
+    assert await asyncio.wait_for(first, timeout=10) == 1
+    done = await job_row(platform, job_id)
+    assert (done.status, done.attempt, done.output) == ("completed", 0, {"snapshots": 1, "failed_posts": 0})
+
+
+async def test_an_analytics_refresh_whose_workers_keep_dying_fails_after_its_attempt_cap(
+    tenant: Tenant, platform: Platform, client: Any, mastodon: tuple[MastodonStandIn, str]
+) -> None:
+    job_id = await queue_a_refresh(tenant, platform, client, mastodon)
+    reaper = worker_context(platform, "reaper")
+    assert reaper.job_types["analytics_refresh"].policy(platform.settings).max_attempts == 3
+    for attempt in (1, 2, 3):
+        assert [
+            job.id
+            for job in await jobs.claim(worker_context(platform, f"lost-{attempt}"), "analytics_refresh", limit=5)
+        ] == [job_id]
+        await expire_lease(platform, job_id)
+        await jobs.reap_expired(reaper)
+    failed = await job_row(platform, job_id)
+    assert (failed.status, failed.failure_reason, failed.attempt) == ("failed", "worker_lost", 3)
+    assert await jobs.run_jobs(reaper) == 0
