@@ -265,8 +265,7 @@ class Executor:
             await self._roll_back(context)
             raise
         finally:
-            if context.opened_session is not None:
-                await context.opened_session.close()
+            await _close(context.opened_session)
 
     @staticmethod
     async def _roll_back(context: ToolContext) -> None:
@@ -427,6 +426,14 @@ class Executor:
         """A failed call's settlement (its hold returned) and usage record; the call's own work was rolled back."""
         assert execution.error is not None
         await self._settle_failure(call, outcome=execution.error.error_type, message=execution.error.message)
+
+
+async def _close(session: AsyncSession | None) -> None:
+    """Closes a call's session; one that holds nothing (a handler that only asked for it) needs no close."""
+    if session is None:
+        return
+    if session.in_transaction() or session.identity_map or session.new or session.dirty or session.deleted:
+        await session.close()
 
 
 async def run_usage(session: AsyncSession, principal: Principal) -> tuple[int, int]:

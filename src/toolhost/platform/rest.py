@@ -14,7 +14,7 @@ from toolhost.platform.auth import presented_credential
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution, new_request_id
 from toolhost.platform.openapi import openapi_document
-from toolhost.platform.results import ToolError, Unauthenticated, ValidationFailed, error_result
+from toolhost.platform.results import ToolError, Unauthenticated, ValidationFailed, compact_json, error_result
 from toolhost.platform.runtime import Platform
 
 AUTHENTICATED_BODY_LIMIT = 16 * 1024 * 1024
@@ -52,12 +52,19 @@ def error_response(error: ToolError, request_id: str | None = None) -> JSONRespo
     return JSONResponse({**result, "error": result["structuredContent"]["error"]}, error.http_status(), headers)
 
 
+class ToolResultResponse(JSONResponse):
+    """A JSON response written by orjson: tool results are the service's hottest and largest bodies."""
+
+    def render(self, content: Any) -> bytes:
+        return compact_json(content)
+
+
 def execution_response(execution: Execution) -> JSONResponse:
     """A finished call as a REST response."""
     body = execution.result
     if execution.result["isError"]:
         body = {**body, "error": body["structuredContent"]["error"]}
-    return JSONResponse(body, execution.status, execution.headers)
+    return ToolResultResponse(body, execution.status, execution.headers)
 
 
 async def read_json_body(request: Request, limit: int) -> Any:

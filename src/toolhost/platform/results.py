@@ -127,6 +127,14 @@ def bare_text(payload: Any) -> str:
     return indented_json(payload)
 
 
+def compact_json(value: Any) -> bytes:
+    """JSON without spaces, non-ASCII kept, as Starlette's JSONResponse writes it (in C, through orjson)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def indented_json(value: Any) -> str:
     """JSON indented by two spaces, non-ASCII kept: what json.dumps(indent=2, ensure_ascii=False) writes.
 

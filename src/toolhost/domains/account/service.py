@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime
 
 from sqlalchemy import bindparam, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.config import Settings
 from toolhost.db.point_reads import PointReader
@@ -33,21 +33,28 @@ def _iso(moment: datetime) -> str:
 
 
 async def get_balance(
-    session: AsyncSession, *, point_reads: PointReader, account_id: uuid.UUID, settings: Settings
+    *,
+    point_reads: PointReader,
+    writes: async_sessionmaker[AsyncSession],
+    account_id: uuid.UUID,
+    settings: Settings,
 ) -> GetCreditBalanceOut:
     """The balance after this period's allocation, what was spent, and when the period ends.
 
-    One point read; the month's first look credits the allocation in `session` and reads the result there.
+    One point read; the month's first look credits the allocation in a short transaction of its own.
     """
     account = await point_reads.one(BALANCE, {"account_id": account_id})
     if account is None:
         raise NotFound(f"No account found with ID {account_id}")
     tier, balance, spent, period, trial_ends_at = account
     if tier != "trial" and period != credits.period_of(datetime.now(UTC)):
-        await credits.roll_period(
-            session, account_id=account_id, tier=tier, allocation=settings.credits.allocations[tier]
-        )
-        tier, balance, spent, period, trial_ends_at = (await session.execute(BALANCE, {"account_id": account_id})).one()
+        async with writes() as session, session.begin():
+            await credits.roll_period(
+                session, account_id=account_id, tier=tier, allocation=settings.credits.allocations[tier]
+            )
+            tier, balance, spent, period, trial_ends_at = (
+                await session.execute(BALANCE, {"account_id": account_id})
+            ).one()
     return GetCreditBalanceOut(
         balance=balance,
         monthlyUsed=spent,

@@ -22,7 +22,10 @@ async def get_credit_balance(ctx: ToolContext, args: GetCreditBalanceIn) -> GetC
     Call it before expensive work (videos, carousels, plans) to see whether the credits suffice.
     """
     return await service.get_balance(
-        ctx.session, point_reads=ctx.point_reads, account_id=ctx.principal.account_id, settings=ctx.settings
+        point_reads=ctx.point_reads,
+        writes=ctx.session_factory,
+        account_id=ctx.principal.account_id,
+        settings=ctx.settings,
     )
 
 
