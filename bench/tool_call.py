@@ -17,6 +17,8 @@ import argparse
 import asyncio
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -156,11 +158,49 @@ async def load(port: int, payload: bytes, seconds: float, connections: int) -> t
     return counts["ok"] / elapsed, counts["failed"]
 
 
+def wrk_load(port: int, payload: bytes, seconds: float, connections: int) -> tuple[float, int]:
+    """The same requests sent by wrk (1 thread), which leaves the server far more of the machine."""
+    head, _, body = payload.partition(b"\r\n\r\n")
+    method, path, _ = head.split(b"\r\n")[0].decode().split(" ")
+    headers = {
+        name: value
+        for name, _, value in (line.decode().partition(": ") for line in head.split(b"\r\n")[1:])
+        if name.lower() not in ("host", "content-length", "connection")
+    }
+    script = "\n".join(
+        [f"wrk.method = {json.dumps(method)}", f"wrk.body = {json.dumps(body.decode())}"]
+        + [f"wrk.headers[{json.dumps(name)}] = {json.dumps(value)}" for name, value in headers.items()]
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(script)
+    finished = subprocess.run(
+        [
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{max(1, round(seconds))}s",
+            "-s",
+            lua.name,
+            f"http://127.0.0.1:{port}{path}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    Path(lua.name).unlink()
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", finished.stdout).group(1))  # type: ignore[union-attr]
+    failed = re.search(r"Non-2xx or 3xx responses: (\d+)", finished.stdout)
+    return rate, int(failed.group(1)) if failed else 0
+
+
 def measure(
     label: str, process: subprocess.Popen[bytes], port: int, payload: bytes, arguments: argparse.Namespace
 ) -> float:
     try:
-        rate, failed = asyncio.run(load(port, payload, arguments.seconds, arguments.connections))
+        if arguments.load == "wrk":
+            rate, failed = wrk_load(port, payload, arguments.seconds, arguments.connections)
+        else:
+            rate, failed = asyncio.run(load(port, payload, arguments.seconds, arguments.connections))
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -179,6 +219,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--database-url", default=None, help="default: a fresh SQLite file; or a PostgreSQL URL")
+    parser.add_argument(
+        "--load",
+        choices=["wrk", "python"],
+        default="wrk" if shutil.which("wrk") else "python",
+        help="the load generator: wrk (Debian package wrk; the default when installed) or this process",
+    )
     arguments = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="toolhost-bench-"))
@@ -206,7 +252,10 @@ def main() -> None:
 
     print(f"database: {environment['TOOLHOST_DATABASE_URL'].split('://')[0]}")
     flags = " ".join(UVICORN_FLAGS)
-    print(f"settings: {arguments.seconds:.0f} s per target, {arguments.connections} connections, uvicorn {flags}")
+    print(
+        f"settings: {arguments.seconds:.0f} s per target, {arguments.connections} connections, load {arguments.load}, "
+        f"uvicorn {flags}"
+    )
     process, port = start_server(toolhost_target, environment, workdir)
     rest = measure(
         "toolhost POST /v1/tools/get_credit_balance",

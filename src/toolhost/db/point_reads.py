@@ -2,28 +2,30 @@
 
 The hottest reads of the call path (the balance of get_credit_balance) are a single indexed row. Through an
 async session they cost a transaction and several thread hops (aiosqlite) or round trips (BEGIN/COMMIT on
-asyncpg). Here, on SQLite, the statement is compiled once and run by the sqlite3 driver itself on a
+asyncpg, plus a pre-ping per checkout). Here the statement is compiled once for the database and run by its
+driver itself, with the columns' own bind and result conversions: on SQLite by the sqlite3 driver on a
 query_only connection, on the event loop (microseconds for an indexed row, never waiting on the writer under
-WAL), with the columns' own bind and result conversions; on PostgreSQL an autocommit connection sends the one
-statement. Only single-row lookups by key belong here: anything that scans would block the event loop on
-SQLite.
+WAL); on PostgreSQL by a small asyncpg pool of its own, one statement outside any transaction. Only
+single-row lookups by key belong here: anything that scans would block the event loop on SQLite.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVarTuple, cast
 
+import asyncpg
 from sqlalchemy import Select
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.engine import Dialect, make_url
 
 from toolhost.db.session import is_sqlite
 
 Columns = TypeVarTuple("Columns")
+POSTGRES_CONNECTIONS = 4
 Conversion = Callable[[Any], Any] | None
 
 
@@ -40,22 +42,25 @@ class _Compiled:
 class PointReader:
     """Runs one key lookup and returns its row as a tuple (or None)."""
 
-    def __init__(self, url: str, engine: AsyncEngine) -> None:
-        self._engine = engine
+    def __init__(self, url: str) -> None:
+        parsed = make_url(url)
         self._sqlite: sqlite3.Connection | None = None
-        database = make_url(url).database if is_sqlite(url) else None
-        # An in-memory database lives in its engine's connection only: it is read there.
-        self._sqlite_path = database if database and database != ":memory:" else None
-        self._dialect = SQLiteDialect_pysqlite(paramstyle="qmark")
+        self._sqlite_path: str | None = None
+        self._postgres: asyncpg.Pool | None = None
+        self._postgres_dsn: str | None = None
+        self._dialect: Dialect
+        if is_sqlite(url):
+            if not parsed.database or parsed.database == ":memory:":
+                raise ValueError("point reads need an SQLite file: an in-memory database lives in one connection")
+            self._sqlite_path = parsed.database
+            self._dialect = SQLiteDialect_pysqlite(paramstyle="qmark")
+        else:
+            self._postgres_dsn = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+            self._dialect = PGDialect_asyncpg(paramstyle="numeric_dollar")  # type: ignore[no-untyped-call]
         self._compiled: dict[Select[*tuple[Any, ...]], _Compiled] = {}
 
     async def one(self, statement: Select[*Columns], parameters: dict[str, Any]) -> tuple[*Columns] | None:
         """The first row of a lookup by key; build `statement` once with bind parameters, pass their values."""
-        if self._sqlite_path is None:
-            async with self._engine.connect() as connection:
-                autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
-                row = (await autocommit.execute(statement, parameters)).first()
-            return cast("tuple[*Columns]", tuple(row)) if row is not None else None
         compiled = self._compiled.get(statement)
         if compiled is None:
             compiled = self._compiled[statement] = self._compile(statement)
@@ -63,7 +68,11 @@ class PointReader:
             convert(parameters[name]) if convert else parameters[name]
             for name, convert in zip(compiled.parameters, compiled.binds, strict=True)
         )
-        found = self._connection().execute(compiled.sql, values).fetchone()
+        found: Sequence[Any] | None
+        if self._sqlite_path is not None:
+            found = self._sqlite_connection().execute(compiled.sql, values).fetchone()
+        else:
+            found = await (await self._postgres_pool()).fetchrow(compiled.sql, *values)
         if found is None:
             return None
         return cast(
@@ -71,13 +80,16 @@ class PointReader:
             tuple(convert(value) if convert else value for value, convert in zip(found, compiled.results, strict=True)),
         )
 
-    def close(self) -> None:
-        """Closes the SQLite connection."""
+    async def close(self) -> None:
+        """Closes the driver's connections."""
         if self._sqlite is not None:
             self._sqlite.close()
             self._sqlite = None
+        if self._postgres is not None:
+            await self._postgres.close()
+            self._postgres = None
 
-    def _connection(self) -> sqlite3.Connection:
+    def _sqlite_connection(self) -> sqlite3.Connection:
         if self._sqlite is None:
             assert self._sqlite_path is not None
             # Autocommit: each lookup reads the latest committed WAL snapshot; used only from the event
@@ -85,6 +97,11 @@ class PointReader:
             self._sqlite = sqlite3.connect(self._sqlite_path, isolation_level=None, check_same_thread=False, timeout=30)
             self._sqlite.execute("PRAGMA query_only=ON")
         return self._sqlite
+
+    async def _postgres_pool(self) -> asyncpg.Pool:
+        if self._postgres is None:
+            self._postgres = await asyncpg.create_pool(self._postgres_dsn, min_size=1, max_size=POSTGRES_CONNECTIONS)
+        return self._postgres
 
     def _compile(self, statement: Select[*tuple[Any, ...]]) -> _Compiled:
         compiled = statement.compile(dialect=self._dialect)

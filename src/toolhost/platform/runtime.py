@@ -44,7 +44,7 @@ class Platform:
         await self.executor.hold_keeper.close()
         await self.usage.close()
         await self.authenticator.close()
-        self.executor.point_reads.close()
+        await self.executor.point_reads.close()
         await self.rate_limiter.close()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
@@ -58,7 +58,7 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
     session_factory = create_session_factory(engine, read_engine)
     rate_limiter = RateLimiter(settings.ratelimit, settings.redis_url)
     usage = UsageRecorder(session_factory)
-    point_reads = PointReader(settings.database_url, engine)
+    point_reads = PointReader(settings.database_url)
     return Platform(
         settings=settings,
         registry=registry,
