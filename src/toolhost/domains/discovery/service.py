@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from toolhost.domains.discovery.schemas import ScopeAvailability, SearchToolsOut
 from toolhost.platform import scopes
 from toolhost.platform.registry import Registry, ToolSpec
 from toolhost.platform.results import ValidationFailed
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    spec: ToolSpec
+    name: str
+    description: str
+    implied_scopes: frozenset[str]
+
+
+@functools.cache
+def _index(registry: Registry, tool_count: int) -> tuple[_Entry, ...]:
+    # Built once per registry (and again only if tools were added since), searched on every call.
+    return tuple(
+        _Entry(
+            spec=spec,
+            name=spec.name.lower(),
+            description=spec.description.lower(),
+            implied_scopes=scopes.expand([spec.scope]),
+        )
+        for spec in registry.all()
+    )
 
 
 def matching_tools(registry: Registry, *, query: str | None, module: str | None, scope: str | None) -> list[ToolSpec]:
@@ -22,16 +46,13 @@ def matching_tools(registry: Registry, *, query: str | None, module: str | None,
                 field_errors=[{"path": "scope", "message": "unknown scope"}],
             ) from error
     needle = query.lower() if query else None
-    found = []
-    for spec in registry.all():
-        if module is not None and spec.module != module:
-            continue
-        if wanted is not None and not scopes.expand([spec.scope]) <= wanted:
-            continue
-        if needle and needle not in spec.name.lower() and needle not in spec.description.lower():
-            continue
-        found.append(spec)
-    return found
+    return [
+        entry.spec
+        for entry in _index(registry, len(registry.all()))
+        if (module is None or entry.spec.module == module)
+        and (wanted is None or entry.implied_scopes <= wanted)
+        and (not needle or needle in entry.name or needle in entry.description)
+    ]
 
 
 def search_tools(
