@@ -5,6 +5,30 @@ from __future__ import annotations
 
 import importlib
 
+from toolhost.platform.registry import RegistryError, registry
+
+# The catalogue's modules (CATALOG.md): the names a tool may give as its `module`, and search_tools' filter.
+MODULES: tuple[str, ...] = (
+    "content",
+    "media",
+    "video",
+    "ideation",
+    "brand",
+    "planning",
+    "approvals",
+    "quality",
+    "distribution",
+    "analytics",
+    "comments",
+    "autopilot",
+    "pipeline",
+    "recipes",
+    "skills",
+    "account",
+    "discovery",
+    "apps",
+)
+
 TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.account.tools",
     "toolhost.domains.discovery.tools",
@@ -65,9 +89,12 @@ JOB_TYPES: tuple[str, ...] = (
 
 
 def load_tools() -> None:
-    """Imports every tool module, which registers its tools with the registry."""
+    """Imports every tool module, which registers its tools with the registry, and checks their modules."""
     for name in TOOL_MODULES:
         importlib.import_module(name)
+    for spec in registry.all():
+        if spec.module not in MODULES:
+            raise RegistryError(f"{spec.name}: unknown module {spec.module!r}")
 
 
 def load_models() -> None:

@@ -6,7 +6,7 @@ import httpx
 from openapi_spec_validator import validate
 
 from tests.conftest import settings_for_test
-from toolhost.platform.openapi import BRAND_RUNTIME_TOOLS, openapi_document
+from toolhost.platform.openapi import openapi_document
 from toolhost.platform.registry import registry
 
 
@@ -33,8 +33,9 @@ def test_brand_tools_also_list_the_public_api_host_when_set() -> None:
         registry, settings_for_test(public_url="https://tools.example", public_api_url="https://api.example")
     )
     validate(document)
-    assert set(BRAND_RUNTIME_TOOLS) <= {spec.name for spec in registry.all()}
-    for name in BRAND_RUNTIME_TOOLS:
+    brand_runtime_tools = {spec.name for spec in registry.all() if spec.public_api_server}
+    assert brand_runtime_tools == {"get_brand_runtime", "explain_brand_system", "check_brand_consistency"}
+    for name in brand_runtime_tools:
         servers = document["paths"][f"/tools/{name}"]["post"]["servers"]
         assert [server["url"] for server in servers] == ["https://tools.example/v1", "https://api.example/v1"]
     assert "servers" not in document["paths"]["/tools/list_plan_approvals"]["post"]

@@ -189,7 +189,7 @@ class Executor:
             errors = field_errors(error)
             raise ValidationFailed(validation_message(errors), field_errors=errors) from None
         if self.settings.policy.input == "block":
-            findings = policy.scan(spec.name, arguments)
+            findings = policy.scan(spec, arguments)
             if findings:
                 raise PolicyBlocked(
                     "the arguments contain blocked patterns: "

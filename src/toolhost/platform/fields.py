@@ -17,10 +17,10 @@ Text = Annotated[str, StringConstraints(max_length=10_000)]
 ShortText = Annotated[str, StringConstraints(max_length=1_000)]
 Url = Annotated[str, StringConstraints(max_length=2_048, pattern=r"^[hH][tT][tT][pP][sS]?://\S+$")]
 DateStr = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$"), Field(description="YYYY-MM-DD")]
-Platform = Literal[
+SocialPlatform = Literal[
     "youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon"
 ]
-PLATFORMS: tuple[str, ...] = Platform.__args__  # type: ignore[attr-defined]
+SOCIAL_PLATFORMS: tuple[str, ...] = SocialPlatform.__args__  # type: ignore[attr-defined]
 # C11: the publishing platforms plus the stores a connection can be made to (CATALOG.md §1.5).
 ConnectionPlatform = Literal[
     "youtube",

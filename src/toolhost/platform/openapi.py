@@ -9,7 +9,6 @@ from typing import Any
 from toolhost.config import Settings
 from toolhost.platform.registry import Registry, ToolSpec
 
-BRAND_RUNTIME_TOOLS = ("get_brand_runtime", "explain_brand_system", "check_brand_consistency")
 ERROR_STATUSES = {
     "400": "validation_error or policy_block: arguments break the schema or the input policy",
     "401": "unauthenticated: missing, invalid, expired or revoked key or token",
@@ -61,9 +60,7 @@ def _operation(spec: ToolSpec, components: dict[str, Any], settings: Settings) -
                             {"$ref": "#/components/schemas/ToolResult"},
                             {
                                 "type": "object",
-                                "properties": {
-                                    "structuredContent": {"$ref": f"#/components/schemas/{prefix}Output"}
-                                },
+                                "properties": {"structuredContent": {"$ref": f"#/components/schemas/{prefix}Output"}},
                             },
                         ]
                     }
@@ -91,7 +88,7 @@ def _operation(spec: ToolSpec, components: dict[str, Any], settings: Settings) -
         "x-toolhost-scope": spec.scope,
         "x-toolhost-credits": credits,
     }
-    if spec.name in BRAND_RUNTIME_TOOLS and settings.public_api_url:
+    if spec.public_api_server and settings.public_api_url:
         operation["servers"] = [
             {"url": f"{settings.api_root}/v1"},
             {"url": f"{settings.public_api_url.rstrip('/')}/v1", "description": "brand API host"},
@@ -187,9 +184,7 @@ def openapi_document(registry: Registry, settings: Settings) -> dict[str, Any]:
             "responses": {
                 "200": {
                     "description": "The tools, each with its schemas.",
-                    "content": {
-                        "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}
-                    },
+                    "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}},
                 },
                 "400": {
                     "description": "validation_error: an unknown scope value",

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolhost.platform.registry import ToolSpec
 
 EXEMPT_FIELDS = frozenset({"file_data", "composition_html", "input_props", "props"})
-EXEMPT_BY_TOOL = {"extract_brand": frozenset({"html"})}
 MAX_DEPTH = 64
 
 INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\U000e0020-\U000e007f]")
@@ -25,9 +27,7 @@ INSTRUCTION_PATTERNS = (
     ),
     re.compile(r"\byou\s+are\s+now\s+(a|an)\b", re.IGNORECASE),
     re.compile(r"(^|\n|\s)system:\s", re.IGNORECASE),
-    re.compile(
-        r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\/?SYS>>", re.IGNORECASE
-    ),
+    re.compile(r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\/?SYS>>", re.IGNORECASE),
 )
 FORGET_IDIOM = re.compile(r"\bforget everything you know about((?:\s+\S+){1,4})\s*[.!?]?\s*$", re.IGNORECASE)
 FORGET_IDIOM_FORBIDDEN = re.compile(r"instruction|system|secret|token|password", re.IGNORECASE)
@@ -115,13 +115,7 @@ def _has_blocked_invisible(text: str) -> bool:
             before = text[position - 1] if position > 0 else ""
             after = text[position + 1] if position + 1 < len(text) else ""
             # A joiner between two letters or emoji shapes a script or an emoji sequence.
-            if (
-                before
-                and after
-                and _is_letter_or_emoji(before)
-                and _is_letter_or_emoji(after)
-                and after not in JOINERS
-            ):
+            if before and after and _is_letter_or_emoji(before) and _is_letter_or_emoji(after) and after not in JOINERS:
                 continue
             return True
         if TAG_CHARACTERS.match(character) and _inside_flag_tag_sequence(text, position):
@@ -181,9 +175,9 @@ def _walk(value: Any, path: str, depth: int, findings: list[Finding]) -> None:
             _walk(item, f"{path}[{index}]", depth + 1, findings)
 
 
-def scan(tool_name: str, arguments: dict[str, Any]) -> list[Finding]:
-    """Every blocked pattern in a tool's arguments; exempt fields are passed over."""
-    exempt = EXEMPT_FIELDS | EXEMPT_BY_TOOL.get(tool_name, frozenset())
+def scan(spec: ToolSpec, arguments: dict[str, Any]) -> list[Finding]:
+    """Every blocked pattern in a tool's arguments; exempt fields (everyone's and the tool's own) are passed over."""
+    exempt = EXEMPT_FIELDS | spec.policy_exempt_fields
     findings: list[Finding] = []
     for key, value in arguments.items():
         if key in exempt:

@@ -15,7 +15,7 @@ from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 
 from toolhost.config import RateLimitSettings
-from toolhost.platform.registry import POLLING_TOOLS, ToolSpec
+from toolhost.platform.registry import ToolSpec
 from toolhost.platform.results import RateLimited
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class RateLimiter:
                 "hour",
                 RateLimitItemPerHour(settings.account_per_hour * HOURLY_UNITS_PER_CALL),
                 ("hour", account_id),
-                HOURLY_UNITS_PER_POLL if spec.name in POLLING_TOOLS else HOURLY_UNITS_PER_CALL,
+                HOURLY_UNITS_PER_POLL if spec.polling else HOURLY_UNITS_PER_CALL,
             )
         )
         for layer in layers:

@@ -25,47 +25,6 @@ ResponseFormat = Literal["text", "json"]
 TextShape = Literal["envelope", "bare", "summary"]
 Category = Literal["generation", "posting", "upload", "read"]
 
-MODULES = (
-    "content",
-    "media",
-    "video",
-    "ideation",
-    "brand",
-    "planning",
-    "approvals",
-    "quality",
-    "distribution",
-    "analytics",
-    "comments",
-    "autopilot",
-    "pipeline",
-    "recipes",
-    "skills",
-    "account",
-    "discovery",
-    "apps",
-)
-GENERATION_TOOLS = frozenset(
-    {
-        "generate_content",
-        "adapt_content",
-        "create_storyboard",
-        "generate_carousel",
-        "create_carousel",
-        "generate_image",
-        "generate_video",
-        "generate_voiceover",
-        "render_demo_video",
-        "render_template_video",
-        "render_hyperframes",
-        "plan_content_week",
-        "run_content_pipeline",
-        "execute_recipe",
-        "extract_brand",
-        "generate_performance_digest",
-    }
-)
-POLLING_TOOLS = frozenset({"check_status", "get_media_url", "get_recipe_run_status", "get_pipeline_status"})
 ACRONYMS = {
     "youtube": "YouTube",
     "tiktok": "TikTok",
@@ -134,6 +93,10 @@ class ToolSpec:
     assets: Callable[[Any], int] | None
     units: Callable[[Any], int] | None
     resume_argument: str | None
+    category: Category
+    polling: bool
+    policy_exempt_fields: frozenset[str]
+    public_api_server: bool
     handler: Handler
     input_model: type[BaseModel]
     output_model: type[ToolOutput]
@@ -149,17 +112,6 @@ class ToolSpec:
     def base_credits(self) -> int | None:
         """The fixed cost, or None when it depends on the arguments."""
         return self.credits if isinstance(self.credits, int) else None
-
-    @property
-    def category(self) -> Category:
-        """The per-category rate-limit bucket (CATALOG.md §1.10)."""
-        if self.name in GENERATION_TOOLS:
-            return "generation"
-        if self.name == "upload_media":
-            return "upload"
-        if self.scope != scopes.READ:
-            return "posting"
-        return "read"
 
     def annotations(self) -> dict[str, Any]:
         """The MCP annotations, all four hints explicit."""
@@ -248,6 +200,10 @@ class Registry:
         assets: Callable[[Any], int] | None = None,
         units: Callable[[Any], int] | None = None,
         resume_argument: str | None = None,
+        category: Category | None = None,
+        polling: bool = False,
+        policy_exempt_fields: frozenset[str] = frozenset(),
+        public_api_server: bool = False,
     ) -> Callable[
         [Callable[[ToolContext, InputT], Awaitable[OutputT]]],
         Callable[[ToolContext, InputT], Awaitable[OutputT]],
@@ -258,14 +214,21 @@ class Registry:
         billable units (slides, seconds, posts) an operator's `credits.costs` override multiplies;
         `assets` counts the assets a call produces for the per-run budget; a call that sets
         `resume_argument` waits again on earlier work and takes no rate-limit token.
+
+        `category` is the per-category rate-limit bucket (CATALOG.md §1.10); without it a tool that needs
+        only `mcp:read` is `read` and any other `posting`. A `polling` tool checks on earlier work, so the
+        hourly layer counts it 0.2. `policy_exempt_fields` are arguments the input policy passes over
+        (e.g. a page's raw HTML, which quotes anything). A `public_api_server` tool's OpenAPI operation
+        also lists the operator's `public_api_url`.
         """
 
         def register(
             handler: Callable[[ToolContext, InputT], Awaitable[OutputT]],
         ) -> Callable[[ToolContext, InputT], Awaitable[OutputT]]:
             name = handler.__name__
-            if module not in MODULES:
-                raise RegistryError(f"{name}: unknown module {module!r}")
+            # Which modules exist is the composition root's to say (catalog.MODULES); here only that there is one.
+            if not module:
+                raise RegistryError(f"{name}: a tool names its module")
             if scope not in scopes.ALL_SCOPES:
                 raise RegistryError(f"{name}: unknown scope {scope!r}")
             description = inspect.cleandoc(handler.__doc__ or "")
@@ -286,7 +249,7 @@ class Registry:
             pascal = "".join(part.capitalize() for part in name.split("_"))
             if input_model.__name__.lower() != f"{pascal}In".lower():
                 raise RegistryError(f"{name}: its input model is named {pascal}In")
-            for argument in (object_id, resume_argument):
+            for argument in (object_id, resume_argument, *sorted(policy_exempt_fields)):
                 if argument is not None and argument not in input_model.model_fields:
                     raise RegistryError(f"{name}: {argument!r} is not an argument")
             has_format = "response_format" in input_model.model_fields
@@ -310,6 +273,10 @@ class Registry:
                     assets=assets,
                     units=units,
                     resume_argument=resume_argument,
+                    category=category or ("read" if scope == scopes.READ else "posting"),
+                    polling=polling,
+                    policy_exempt_fields=policy_exempt_fields,
+                    public_api_server=public_api_server,
                     handler=handler,
                     input_model=input_model,
                     output_model=output_model,

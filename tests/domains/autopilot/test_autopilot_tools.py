@@ -17,7 +17,7 @@ from toolhost.domains.autopilot import runner
 from toolhost.domains.autopilot.models import AutopilotConfig, AutopilotRun
 from toolhost.platform import accounts
 from toolhost.platform.context import ToolContext
-from toolhost.platform.fields import Platform, TextFormat, UUIDStr
+from toolhost.platform.fields import SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.jobs import WorkerContext, run_jobs
 from toolhost.platform.models import Account
 from toolhost.platform.registry import Registry, ToolInput, ToolOutput, registry
@@ -62,7 +62,7 @@ async def make_due(platform: Runtime, config_id: str, moment: datetime) -> None:
 class RunContentPipelineIn(ToolInput):
     project_id: UUIDStr | None = None
     topic: str
-    platforms: list[Platform]
+    platforms: list[SocialPlatform]
     days: int
     posts_per_day: int
     approval_mode: str

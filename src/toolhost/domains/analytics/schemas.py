@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from toolhost.platform.fields import Platform, TextFormat, UUIDStr
+from toolhost.platform.fields import SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 
@@ -21,7 +21,7 @@ InsightType = Literal["top_hooks", "optimal_timing", "best_models", "competitor_
 
 
 class FetchAnalyticsIn(ToolInput):
-    platform: Platform | None = None
+    platform: SocialPlatform | None = None
     days: Annotated[int, Field(ge=1, le=365)] = 30
     content_id: UUIDStr | None = None
     project_id: UUIDStr | None = None
@@ -145,7 +145,7 @@ class GetPerformanceInsightsOut(ToolOutput):
 
 
 class GetBestPostingTimesIn(ToolInput):
-    platform: Platform | None = None
+    platform: SocialPlatform | None = None
     days: Annotated[int, Field(ge=1, le=90)] = 30
     project_id: UUIDStr | None = None
     response_format: TextFormat = "text"
@@ -252,7 +252,7 @@ class DetectAnomaliesIn(ToolInput):
     project_id: UUIDStr | None = None
     days: Annotated[int, Field(ge=7, le=90)] = 14
     sensitivity: Literal["low", "medium", "high"] = "medium"
-    platforms: Annotated[list[Platform], Field(max_length=100)] | None = None
+    platforms: Annotated[list[SocialPlatform], Field(max_length=100)] | None = None
     response_format: TextFormat = "text"
 
 

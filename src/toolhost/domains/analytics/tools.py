@@ -113,7 +113,14 @@ async def get_best_posting_times(ctx: ToolContext, args: GetBestPostingTimesIn) 
     )
 
 
-@tool(module="analytics", scope=scopes.ANALYTICS, read_only=True, idempotent=True, project="optional")
+@tool(
+    module="analytics",
+    scope=scopes.ANALYTICS,
+    read_only=True,
+    idempotent=True,
+    project="optional",
+    category="generation",
+)
 async def generate_performance_digest(
     ctx: ToolContext, args: GeneratePerformanceDigestIn
 ) -> GeneratePerformanceDigestOut:

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from toolhost.domains.apps import ui
-from toolhost.platform.fields import DateStr, Platform, UUIDStr
+from toolhost.platform.fields import DateStr, SocialPlatform, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 
@@ -64,7 +64,7 @@ class OpenAnalyticsPulseIn(ToolInput):
     """Which project, platform and window to show."""
 
     project_id: UUIDStr | None = None
-    platform: Platform | None = None
+    platform: SocialPlatform | None = None
     days: int = Field(default=30, ge=1, le=365)
 
 

@@ -34,7 +34,7 @@ from toolhost.domains.recipes import service as recipes_service
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution
-from toolhost.platform.fields import PLATFORMS
+from toolhost.platform.fields import SOCIAL_PLATFORMS
 from toolhost.platform.jobs import Job, JobFailed, JobPolicy, JobResult, JobRun, JobType, WorkerContext
 from toolhost.platform.registry import registry
 from toolhost.platform.results import Unauthenticated
@@ -285,7 +285,7 @@ async def _platforms(run: JobRun, claimed: Claimed) -> list[str]:
             session=session, project_id=uuid.UUID(claimed.project_id), include_all=False
         )
     connected = {account.platform for account in usable}
-    return [platform for platform in PLATFORMS if platform in connected]
+    return [platform for platform in SOCIAL_PLATFORMS if platform in connected]
 
 
 async def _topic(run: JobRun, claimed: Claimed) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from toolhost.domains.autopilot import schedule
-from toolhost.platform.fields import Confirm, Platform, Record, TextFormat, UUIDStr
+from toolhost.platform.fields import Confirm, Record, SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -120,7 +120,7 @@ class CreateAutopilotConfigIn(ToolInput):
     is_active: bool = True
     response_format: TextFormat = "text"
     topic: Annotated[str, StringConstraints(max_length=500)] | None = None
-    platforms: Annotated[list[Platform], Field(min_length=1, max_length=9)] | None = None
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)] | None = None
     recipe_slug: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
     recipe_inputs: Record | None = None
 

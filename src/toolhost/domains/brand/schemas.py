@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from toolhost.platform.fields import Platform, Record, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import Record, SocialPlatform, TextFormat, Url, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 ExtractionMethod = Literal["manual", "url_extract", "business_profiler", "product_showcase"]
@@ -133,7 +133,7 @@ class SaveBrandProfileOut(ToolOutput):
 
 
 class UpdatePlatformVoiceIn(ToolInput):
-    platform: Platform
+    platform: SocialPlatform
     project_id: UUIDStr | None = None
     samples: Annotated[str, StringConstraints(max_length=3_000)] | None = None
     tone: Annotated[list[ListItem], Field(max_length=100)] | None = None

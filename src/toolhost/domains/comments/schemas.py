@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from toolhost.platform.fields import Platform, TextFormat, UUIDStr
+from toolhost.platform.fields import SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 # A platform's id of a post or comment: YouTube video and comment ids, Mastodon status ids, Bluesky AT-URIs.
@@ -27,7 +27,9 @@ class AccountArguments(ToolInput):
     """The arguments every comments tool shares: which account, which platform, which project."""
 
     connected_account_id: UUIDStr | None = None
-    platform: Platform | None = Field(default=None, description="(ext) route to the project's account on this platform")
+    platform: SocialPlatform | None = Field(
+        default=None, description="(ext) route to the project's account on this platform"
+    )
     project_id: UUIDStr | None = None
     response_format: TextFormat = "text"
 

@@ -31,6 +31,7 @@ def _slides(args: CreateCarouselIn) -> int:
     assets=_slides,
     project="strict",
     response_format="text",
+    category="generation",
 )
 async def create_carousel(ctx: ToolContext, args: CreateCarouselIn) -> CreateCarouselOut:
     """Writes a carousel's slides (as generate_carousel) and queues one image job per slide to render them.

@@ -18,7 +18,15 @@ from toolhost.platform.registry import object_lookup, tool
 object_lookup("job_id", platform_jobs.project_of_job)
 
 
-@tool(module="content", scope="mcp:write", credits=4, project="strict", response_format="text", assets=lambda _: 1)
+@tool(
+    module="content",
+    scope="mcp:write",
+    credits=4,
+    project="strict",
+    response_format="text",
+    assets=lambda _: 1,
+    category="generation",
+)
 async def generate_image(ctx: ToolContext, args: GenerateImageIn) -> GenerateImageOut:
     """Queues a brand graphic: a PNG typeset from the prompt in the brand's palette, fonts and logo.
 
@@ -72,6 +80,7 @@ async def generate_image(ctx: ToolContext, args: GenerateImageIn) -> GenerateIma
     project="object",
     object_id="job_id",
     response_format="text",
+    polling=True,
 )
 async def check_status(ctx: ToolContext, args: CheckStatusIn) -> CheckStatusOut:
     """Reads an async job of any type: status, progress, fresh signed URLs of its outputs, and its billing.

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from toolhost.platform.fields import Platform, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import SocialPlatform, TextFormat, Url, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 from toolhost.providers.text.platforms import rules_for
 
@@ -27,9 +27,7 @@ CarouselTemplate = Literal[
 ]
 CarouselStyle = Literal["minimal", "bold", "professional", "playful", "hormozi"]
 ShotType = Literal["CU", "MS", "FS", "WS"]
-CameraMovement = Literal[
-    "static", "zoom-in", "zoom-out", "pan-left", "pan-right", "tracking", "tilt-up", "tilt-down"
-]
+CameraMovement = Literal["static", "zoom-in", "zoom-out", "pan-left", "pan-right", "tracking", "tilt-up", "tilt-down"]
 
 
 Text200 = Annotated[str, StringConstraints(max_length=200)]
@@ -45,11 +43,9 @@ class GenerateContentIn(ToolInput):
         description="What to write about; details and figures in it may be used, nothing else is invented."
     )
     content_type: ContentType
-    platform: Platform | None = None
+    platform: SocialPlatform | None = None
     brand_voice: Text500 | None = Field(default=None, description="Replaces the brand's tone words.")
-    model: Text200 | None = Field(
-        default=None, description="A configured text model or alias; default: builtin."
-    )
+    model: Text200 | None = Field(default=None, description="A configured text model or alias; default: builtin.")
     project_id: UUIDStr | None = None
 
 
@@ -70,8 +66,8 @@ class AdaptContentIn(ToolInput):
     """Text to rewrite for another platform."""
 
     content: Annotated[str, StringConstraints(min_length=1, max_length=5_000)]
-    source_platform: Platform | None = None
-    target_platform: Platform
+    source_platform: SocialPlatform | None = None
+    target_platform: SocialPlatform
     brand_voice: Text500 | None = None
     project_id: UUIDStr | None = None
     model: Text200 | None = None
@@ -133,13 +129,9 @@ class CreateStoryboardOut(ToolOutput):
     content_id: str
 
     def summary(self) -> str:
-        lines = [
-            f"Storyboard '{self.title}': {len(self.frames)} frames, {self.totalDuration:g} s, "
-            f"{self.aspectRatio}"
-        ]
+        lines = [f"Storyboard '{self.title}': {len(self.frames)} frames, {self.totalDuration:g} s, {self.aspectRatio}"]
         lines += [
-            f"{frame.frameNumber}. [{frame.shotType}, {frame.duration:g}s] {frame.caption}"
-            for frame in self.frames
+            f"{frame.frameNumber}. [{frame.shotType}, {frame.duration:g}s] {frame.caption}" for frame in self.frames
         ]
         return "\n".join(lines)
 
@@ -193,8 +185,5 @@ class GenerateCarouselOut(ToolOutput):
 
     def summary(self) -> str:
         lines = [f"Carousel {self.carouselId} ({self.templateId}, {self.style}): {self.slideCount} slides"]
-        lines += [
-            f"{slide.slideNumber}. {slide.headline or ''} {slide.body or ''}".rstrip()
-            for slide in self.slides
-        ]
+        lines += [f"{slide.slideNumber}. {slide.headline or ''} {slide.body or ''}".rstrip() for slide in self.slides]
         return "\n".join(lines)

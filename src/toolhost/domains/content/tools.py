@@ -30,6 +30,7 @@ CAROUSEL_CREDITS = 5
     project="strict",
     response_format=None,
     text_shape="summary",
+    category="generation",
 )
 async def generate_content(ctx: ToolContext, args: GenerateContentIn) -> GenerateContentOut:
     """Writes a caption, hook, script or blog post from a prompt, in the project's brand voice.
@@ -66,6 +67,7 @@ async def generate_content(ctx: ToolContext, args: GenerateContentIn) -> Generat
     project="strict",
     response_format=None,
     text_shape="summary",
+    category="generation",
 )
 async def adapt_content(ctx: ToolContext, args: AdaptContentIn) -> AdaptContentOut:
     """Rewrites existing text for another platform: its length limit, hashtag guidance and voice override.
@@ -92,7 +94,7 @@ async def adapt_content(ctx: ToolContext, args: AdaptContentIn) -> AdaptContentO
     )
 
 
-@tool(module="content", scope="mcp:write", credits=5, project="strict", response_format="json")
+@tool(module="content", scope="mcp:write", credits=5, project="strict", response_format="json", category="generation")
 async def create_storyboard(ctx: ToolContext, args: CreateStoryboardIn) -> CreateStoryboardOut:
     """Turns a video concept into a storyboard: timed frames with shot, camera move, image and video prompts.
 
@@ -121,7 +123,14 @@ async def create_storyboard(ctx: ToolContext, args: CreateStoryboardIn) -> Creat
     )
 
 
-@tool(module="content", scope="mcp:write", credits=CAROUSEL_CREDITS, project="strict", response_format="json")
+@tool(
+    module="content",
+    scope="mcp:write",
+    credits=CAROUSEL_CREDITS,
+    project="strict",
+    response_format="json",
+    category="generation",
+)
 async def generate_carousel(ctx: ToolContext, args: GenerateCarouselIn) -> GenerateCarouselOut:
     """Writes the slide text of a carousel for a template (text only; create_carousel renders images).
 

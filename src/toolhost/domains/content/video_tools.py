@@ -50,6 +50,7 @@ object_lookup("resume_task_id", project_of_voiceover_job)
     assets=lambda _: 1,
     project="strict",
     response_format="text",
+    category="generation",
 )
 async def generate_video(ctx: ToolContext, args: GenerateVideoIn) -> GenerateVideoOut:
     """Queues a short brand video: an MP4 (H.264, 30 fps) of the prompt's key phrases as timed captions.
@@ -109,6 +110,7 @@ async def generate_video(ctx: ToolContext, args: GenerateVideoIn) -> GenerateVid
     object_id="resume_task_id",
     resume_argument="resume_task_id",
     response_format="text",
+    category="generation",
 )
 async def generate_voiceover(ctx: ToolContext, args: GenerateVoiceoverIn) -> GenerateVoiceoverOut:
     """Speaks text as a WAV voiceover and waits up to 45 s for it; a slower job answers pending.

@@ -9,9 +9,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from toolhost.platform.fields import (
     Confirm,
     ConnectionPlatform,
-    Platform,
     Record,
     ShortText,
+    SocialPlatform,
     Text,
     TextFormat,
     Url,
@@ -19,9 +19,7 @@ from toolhost.platform.fields import (
 )
 from toolhost.platform.registry import ToolInput, ToolOutput
 
-DateTimeStr = Annotated[
-    str, StringConstraints(max_length=64), Field(description="ISO-8601 datetime with offset")
-]
+DateTimeStr = Annotated[str, StringConstraints(max_length=64), Field(description="ISO-8601 datetime with offset")]
 MediaKey = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 IdempotencyKey = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{8,128}$")]
 Hashtag = Annotated[str, StringConstraints(max_length=1_000)]
@@ -115,20 +113,20 @@ class SchedulePostIn(ToolInput):
     r2_key: MediaKey | None = None
     r2_keys: Annotated[list[MediaKey], AfterValidator(_two_to_ten)] | None = None
     job_id: Annotated[str, StringConstraints(max_length=64)] | None = None
-    job_ids: (
-        Annotated[list[Annotated[str, StringConstraints(max_length=64)]], AfterValidator(_two_to_ten)] | None
-    ) = None
+    job_ids: Annotated[list[Annotated[str, StringConstraints(max_length=64)]], AfterValidator(_two_to_ten)] | None = (
+        None
+    )
     media_type: Literal["IMAGE", "VIDEO", "CAROUSEL_ALBUM"] | None = None
     caption: Text | None = None
     title: Annotated[str, StringConstraints(max_length=300)] | None = None
-    platforms: Annotated[list[Platform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     hashtags: Annotated[list[Hashtag], Field(max_length=100)] | None = None
     schedule_at: DateTimeStr | None = None
     project_id: UUIDStr | None = None
     response_format: TextFormat = "text"
     attribution: bool = False
     account_id: UUIDStr | None = None
-    account_ids: dict[Platform | Literal["x"], UUIDStr] | None = None
+    account_ids: dict[SocialPlatform | Literal["x"], UUIDStr] | None = None
     auto_rehost: bool = True
     idempotency_key: IdempotencyKey | None = None
     platform_metadata: PlatformMetadata | None = None
@@ -193,7 +191,7 @@ class CancelScheduledPostOut(ToolOutput):
 
 class ListRecentPostsIn(ToolInput):
     project_id: UUIDStr | None = None
-    platform: Platform | None = None
+    platform: SocialPlatform | None = None
     status: Literal["draft", "scheduled", "published", "failed"] | None = None
     days: Annotated[int, Field(ge=1, le=90)] = 7
     limit: Annotated[int, Field(ge=1, le=50)] = 20
@@ -313,7 +311,7 @@ class WaitForConnectionOut(ToolOutput):
 
 class FindNextSlotsIn(ToolInput):
     project_id: UUIDStr | None = None
-    platforms: Annotated[list[Platform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     count: Annotated[int, Field(ge=1, le=20)] = 7
     start_after: DateTimeStr | None = None
     min_gap_hours: Annotated[int, Field(ge=1, le=24)] = 4
@@ -338,8 +336,7 @@ class FindNextSlotsOut(ToolOutput):
         if not self.slots:
             return "No free slots in the next 7 days."
         return "\n".join(
-            f"{slot.platform} {slot.day_of_week} {slot.datetime} (score {slot.engagement_score})"
-            for slot in self.slots
+            f"{slot.platform} {slot.day_of_week} {slot.datetime} (score {slot.engagement_score})" for slot in self.slots
         )
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from toolhost.platform.fields import Platform, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import SocialPlatform, TextFormat, Url, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 
@@ -83,11 +83,7 @@ class GetIdeationContextOut(ToolOutput):
     def summary(self) -> str:
         if not self.hasHistoricalData:
             head = "No performance history yet (fewer than 3 published posts with metrics)."
-            return (
-                f"{head}\n{self.promptInjection}"
-                if self.promptInjection
-                else head + " No brand pillars either."
-            )
+            return f"{head}\n{self.promptInjection}" if self.promptInjection else head + " No brand pillars either."
         return self.promptInjection
 
 
@@ -96,7 +92,7 @@ class SuggestNextContentIn(ToolInput):
 
     project_id: UUIDStr | None = None
     count: Annotated[int, Field(ge=1, le=10)] = 3
-    platforms: Annotated[list[Platform], Field(max_length=9)] | None = None
+    platforms: Annotated[list[SocialPlatform], Field(max_length=9)] | None = None
     response_format: TextFormat = "text"
 
 
@@ -126,8 +122,7 @@ class SuggestNextContentOut(ToolOutput):
         lines = [f"{len(self.suggestions)} suggestion(s) (data quality {self.data_quality}):"]
         for number, item in enumerate(self.suggestions, start=1):
             lines.append(
-                f"{number}. {item.topic} [{item.content_type}, {item.platform or 'any platform'}] - "
-                f"{item.rationale}"
+                f"{number}. {item.topic} [{item.content_type}, {item.platform or 'any platform'}] - {item.rationale}"
             )
         return "\n".join(lines)
 
@@ -190,7 +185,7 @@ class FindWinningContentIn(ToolInput):
     """Where and how far back to look for winners, and how good they must be."""
 
     project_id: UUIDStr | None = None
-    platform: Platform | None = None
+    platform: SocialPlatform | None = None
     days: Annotated[int, Field(ge=1, le=365)] = 30
     limit: Annotated[int, Field(ge=1, le=50)] = 10
     min_qa_score: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.5

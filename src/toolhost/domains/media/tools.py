@@ -13,7 +13,7 @@ from toolhost.platform.results import ValidationFailed
 from toolhost.providers.fetch import Fetcher
 
 
-@tool(module="media", scope=scopes.WRITE, credits=0, project="optional", text_shape="bare")
+@tool(module="media", scope=scopes.WRITE, credits=0, project="optional", text_shape="bare", category="upload")
 async def upload_media(ctx: ToolContext, args: UploadMediaIn) -> UploadMediaOut:
     """Stores an image, video, audio or HTML file in toolhost's media store and returns its r2_key.
 
@@ -49,6 +49,7 @@ async def upload_media(ctx: ToolContext, args: UploadMediaIn) -> UploadMediaOut:
     idempotent=True,
     project="optional",
     text_shape="bare",
+    polling=True,
 )
 async def get_media_url(ctx: ToolContext, args: GetMediaUrlIn) -> GetMediaUrlOut:
     """Signs a fresh, expiring URL for a stored media key (or a completed job's main output).

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from toolhost.platform.fields import Platform, Text, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import SocialPlatform, Text, TextFormat, Url, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 Stage = Literal["research", "quality", "schedule"]
@@ -18,7 +18,7 @@ class CheckPipelineReadinessIn(ToolInput):
     """The platforms a pipeline run would post to, and how many posts it would schedule."""
 
     project_id: UUIDStr | None = None
-    platforms: Annotated[list[Platform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     estimated_posts: Annotated[int, Field(ge=1, le=50)] = 5
     response_format: TextFormat = "text"
 
@@ -45,7 +45,7 @@ class RunContentPipelineIn(ToolInput):
 
     project_id: UUIDStr | None = None
     topic: Text | None = None
-    platforms: Annotated[list[Platform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     account_ids: dict[str, UUIDStr] | None = Field(default=None, max_length=9)
     days: Annotated[int, Field(ge=1, le=7)] = 5
     posts_per_day: Annotated[int, Field(ge=1, le=3)] = 1

@@ -46,6 +46,7 @@ async def check_pipeline_readiness(ctx: ToolContext, args: CheckPipelineReadines
     open_world=True,
     project="strict",
     response_format="json",
+    category="generation",
 )
 async def run_content_pipeline(ctx: ToolContext, args: RunContentPipelineIn) -> RunContentPipelineOut:
     """Runs the whole content pipeline in one call: research, a week's plan, the quality gate, approval
@@ -65,6 +66,7 @@ async def run_content_pipeline(ctx: ToolContext, args: RunContentPipelineIn) -> 
     idempotent=True,
     project="object_or_optional",
     object_id="pipeline_id",
+    polling=True,
 )
 async def get_pipeline_status(ctx: ToolContext, args: GetPipelineStatusIn) -> GetPipelineStatusOut:
     """Shows a pipeline run's stages, counts, credits and errors; without pipeline_id, the latest run.

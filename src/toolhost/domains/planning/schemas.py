@@ -9,9 +9,9 @@ from pydantic import AwareDatetime, ConfigDict, Field, StringConstraints
 from toolhost.platform.fields import (
     Confirm,
     DateStr,
-    Platform,
     Record,
     ShortText,
+    SocialPlatform,
     Text,
     TextFormat,
     Url,
@@ -74,10 +74,7 @@ class GetContentPlanOut(ToolOutput):
 
     def summary(self) -> str:
         posts = self.plan.get("posts", [])
-        return (
-            f"Plan {self.plan_id} '{self.topic}': {self.status}, {len(posts)} post(s), "
-            f"updated {self.updated_at}."
-        )
+        return f"Plan {self.plan_id} '{self.topic}': {self.status}, {len(posts)} post(s), updated {self.updated_at}."
 
 
 class PlanContentWeekIn(ToolInput):
@@ -85,7 +82,7 @@ class PlanContentWeekIn(ToolInput):
 
     topic: Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
     source_url: Url | None = None
-    platforms: Annotated[list[Platform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     posts_per_day: Annotated[int, Field(ge=1, le=5)] = 1
     days: Annotated[int, Field(ge=1, le=7)] = 5
     start_date: DateStr | None = None
@@ -122,7 +119,7 @@ class PostUpdate(ToolInput):
     visual_direction: Text | None = None
     media_url: Url | None = None
     schedule_at: AwareDatetime | None = None
-    platform: Platform | None = None
+    platform: SocialPlatform | None = None
     status: Literal["approved", "rejected", "needs_edit"] | None = None
 
 

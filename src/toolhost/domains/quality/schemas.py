@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
-from toolhost.platform.fields import PLATFORMS, Platform, ShortText, Text, TextFormat, UUIDStr
+from toolhost.platform.fields import SOCIAL_PLATFORMS, ShortText, SocialPlatform, Text, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 Threshold = Annotated[float, Field(ge=0, le=35)]
@@ -17,7 +17,7 @@ class QualityCheckIn(ToolInput):
 
     caption: Annotated[str, StringConstraints(max_length=10_000)]
     title: Text | None = None
-    platforms: Annotated[list[Platform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     threshold: Threshold = 26
     brand_keyword: Text | None = None  # CATALOG.md §9 gives no limit: the §1.8 default (10,000)
     brand_avoid_patterns: Annotated[list[ShortText], Field(max_length=100)] | None = None
@@ -70,8 +70,8 @@ class PlanPostIn(ToolInput):
         """Platforms are lower-cased (x means twitter); anything outside P9 is refused."""
         name = value.strip().lower()
         name = "twitter" if name == "x" else name
-        if name not in PLATFORMS:
-            raise ValueError("must be one of " + ", ".join(PLATFORMS))
+        if name not in SOCIAL_PLATFORMS:
+            raise ValueError("must be one of " + ", ".join(SOCIAL_PLATFORMS))
         return name
 
 
@@ -110,8 +110,7 @@ class QualityCheckPlanOut(ToolOutput):
 
     def summary(self) -> str:
         lines = [
-            f"{self.totals.passed} of {self.totals.total_posts} posts passed "
-            f"(average {self.totals.avg_score:g}/35)."
+            f"{self.totals.passed} of {self.totals.total_posts} posts passed (average {self.totals.avg_score:g}/35)."
         ]
         for post in self.posts:
             quality = post["quality"]

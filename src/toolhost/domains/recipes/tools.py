@@ -43,7 +43,7 @@ async def get_recipe_details(ctx: ToolContext, args: GetRecipeDetailsIn) -> GetR
     return GetRecipeDetailsOut(**service.details(recipe, rates))
 
 
-@tool(module="recipes", scope="mcp:write", destructive=True, open_world=True, project="strict")
+@tool(module="recipes", scope="mcp:write", destructive=True, open_world=True, project="strict", category="generation")
 async def execute_recipe(ctx: ToolContext, args: ExecuteRecipeIn) -> ExecuteRecipeOut:
     """Starts a recipe run: inputs are checked against its inputs_schema, the key must hold every step's scope
     (mcp:distribute for distribute and webhook steps) and the balance must cover the estimate.
@@ -62,7 +62,15 @@ async def execute_recipe(ctx: ToolContext, args: ExecuteRecipeIn) -> ExecuteReci
     )
 
 
-@tool(module="recipes", scope="mcp:read", read_only=True, idempotent=True, project="object", object_id="run_id")
+@tool(
+    module="recipes",
+    scope="mcp:read",
+    read_only=True,
+    idempotent=True,
+    project="object",
+    object_id="run_id",
+    polling=True,
+)
 async def get_recipe_run_status(ctx: ToolContext, args: GetRecipeRunStatusIn) -> GetRecipeRunStatusOut:
     """Reads a recipe run: status, progress by steps, each finished step's payload, credits used, and the
     failed step with its error_type."""

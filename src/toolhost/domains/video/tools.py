@@ -88,6 +88,7 @@ async def list_compositions(ctx: ToolContext, args: ListCompositionsIn) -> ListC
     project="optional",
     response_format=None,
     text_shape="summary",
+    category="generation",
 )
 async def render_demo_video(ctx: ToolContext, args: RenderDemoVideoIn) -> RenderDemoVideoOut:
     """Renders a built-in composition with its sample props (and yours merged over them), waiting up to 60 s.
@@ -166,6 +167,7 @@ async def render_demo_video(ctx: ToolContext, args: RenderDemoVideoIn) -> Render
     assets=lambda _: 1,
     project="strict",
     response_format="text",
+    category="generation",
 )
 async def render_template_video(ctx: ToolContext, args: RenderTemplateVideoIn) -> RenderTemplateVideoOut:
     """Queues a built-in composition rendered with your props as an H.264 MP4 at 9:16, 1:1 or 16:9.
@@ -242,6 +244,7 @@ def _hyperframes_credits(args: RenderHyperframesIn) -> int:
     assets=lambda _: 1,
     project="strict",
     response_format="text",
+    category="generation",
 )
 async def render_hyperframes(ctx: ToolContext, args: RenderHyperframesIn) -> RenderHyperframesOut:
     """Queues an HTML composition rendered frame by frame in headless Chromium to an H.264 MP4.
