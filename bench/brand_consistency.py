@@ -45,10 +45,7 @@ def main() -> None:
             dims = " ".join(f"{name[:5]}={round(d.score)}" for name, d in result.dimensions.items())
             flag = "ok " if result.clear_to_publish == bool(row["label"]) else "BAD"
             print(f"{flag} {row['brand']:9} {row['label']} {row['kind']:10} {result.overall:3}  {dims}")
-    print(
-        f"texts: {len(rows)} ({sum(labels)} on-brand, {len(labels) - sum(labels)} off-brand), "
-        f"brands: {len(brands)}"
-    )
+    print(f"texts: {len(rows)} ({sum(labels)} on-brand, {len(labels) - sum(labels)} off-brand), brands: {len(brands)}")
     print(f"ROC AUC (overall): {roc_auc(scores, labels):.3f}")
     print(f"pass-flag accuracy (passed: overall >= 60, no banned term): {correct / len(rows):.3f}")
     print(f"clearToPublish accuracy (passed and no blocker): {clear_correct / len(rows):.3f}")

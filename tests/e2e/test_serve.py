@@ -37,9 +37,7 @@ class Receiver(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
         body = self.rfile.read(int(self.headers["Content-Length"]))
         Receiver.deliveries.append(({name.lower(): value for name, value in self.headers.items()}, body))
-        reply = json.dumps(
-            {"external_post_id": "ext-1", "external_url": "https://social.example/p/ext-1"}
-        ).encode()
+        reply = json.dumps({"external_post_id": "ext-1", "external_url": "https://social.example/p/ext-1"}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(reply)))
@@ -170,9 +168,7 @@ def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, 
             time.sleep(0.1)
         assert len(Receiver.deliveries) == 1
         delivered_headers, body = Receiver.deliveries[0]
-        timestamp, signature = (
-            part.split("=", 1)[1] for part in delivered_headers["x-toolhost-signature"].split(",")
-        )
+        timestamp, signature = (part.split("=", 1)[1] for part in delivered_headers["x-toolhost-signature"].split(","))
         expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
         assert hmac.compare_digest(signature, expected)
         assert delivered_headers["idempotency-key"]

@@ -37,9 +37,7 @@ def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Pa
     project = toolhost(database, "projects", "create", "--account", account_id, "--name", "Launch")
     assert project.returncode == 0, project.stderr
 
-    too_wide = toolhost(
-        database, "keys", "create", "--account", account_id, "--name", "x", "--scopes", "mcp:full"
-    )
+    too_wide = toolhost(database, "keys", "create", "--account", account_id, "--name", "x", "--scopes", "mcp:full")
     assert too_wide.returncode == 1 and "tier pro keys may hold only" in too_wide.stderr
 
     issued = toolhost(
@@ -62,9 +60,7 @@ def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Pa
     granted = toolhost(database, "credits", "grant", "--account", account_id, "--amount", "25")
     assert "balance 1525" in granted.stdout
 
-    called = toolhost(
-        database, "call", "get_credit_balance", "--json", '{"response_format": "json"}', key=key
-    )
+    called = toolhost(database, "call", "get_credit_balance", "--json", '{"response_format": "json"}', key=key)
     assert called.returncode == 0, called.stderr
     result = json.loads(called.stdout)
     assert result["structuredContent"]["balance"] == 1525 and result["isError"] is False

@@ -61,9 +61,7 @@ def _operation(spec: ToolSpec, components: dict[str, Any], settings: Settings) -
                             {"$ref": "#/components/schemas/ToolResult"},
                             {
                                 "type": "object",
-                                "properties": {
-                                    "structuredContent": {"$ref": f"#/components/schemas/{prefix}Output"}
-                                },
+                                "properties": {"structuredContent": {"$ref": f"#/components/schemas/{prefix}Output"}},
                             },
                         ]
                     }
@@ -187,9 +185,7 @@ def openapi_document(registry: Registry, settings: Settings) -> dict[str, Any]:
             "responses": {
                 "200": {
                     "description": "The tools, each with its schemas.",
-                    "content": {
-                        "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}
-                    },
+                    "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}},
                 },
                 "400": {
                     "description": "validation_error: an unknown scope value",

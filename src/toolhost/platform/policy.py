@@ -25,9 +25,7 @@ INSTRUCTION_PATTERNS = (
     ),
     re.compile(r"\byou\s+are\s+now\s+(a|an)\b", re.IGNORECASE),
     re.compile(r"(^|\n|\s)system:\s", re.IGNORECASE),
-    re.compile(
-        r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\/?SYS>>", re.IGNORECASE
-    ),
+    re.compile(r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\/?SYS>>", re.IGNORECASE),
 )
 FORGET_IDIOM = re.compile(r"\bforget everything you know about((?:\s+\S+){1,4})\s*[.!?]?\s*$", re.IGNORECASE)
 FORGET_IDIOM_FORBIDDEN = re.compile(r"instruction|system|secret|token|password", re.IGNORECASE)
@@ -115,13 +113,7 @@ def _has_blocked_invisible(text: str) -> bool:
             before = text[position - 1] if position > 0 else ""
             after = text[position + 1] if position + 1 < len(text) else ""
             # A joiner between two letters or emoji shapes a script or an emoji sequence.
-            if (
-                before
-                and after
-                and _is_letter_or_emoji(before)
-                and _is_letter_or_emoji(after)
-                and after not in JOINERS
-            ):
+            if before and after and _is_letter_or_emoji(before) and _is_letter_or_emoji(after) and after not in JOINERS:
                 continue
             return True
         if TAG_CHARACTERS.match(character) and _inside_flag_tag_sequence(text, position):

@@ -15,9 +15,7 @@ from toolhost.providers.text.terms import find_terms
 RELAY = BrandContext.from_runtime(runtime_of(BRANDS["relay"]))
 
 
-def caption(
-    prompt: str, platform: str = "linkedin", family: str | None = None, brand: BrandContext = RELAY
-) -> str:
+def caption(prompt: str, platform: str = "linkedin", family: str | None = None, brand: BrandContext = RELAY) -> str:
     return BuiltinTextProvider().compose(
         PostRequest(prompt=prompt, content_type="caption", brand=brand, platform=platform, hook_family=family)
     )
@@ -37,9 +35,7 @@ def test_different_topics_and_hook_families_give_visibly_different_posts() -> No
 
 @pytest.mark.parametrize("platform", sorted(RULES))
 def test_captions_fit_the_platform_limit_and_hashtag_guidance(platform: str) -> None:
-    text = caption(
-        "Write a post about replacing daily standups with async updates for remote teams", platform
-    )
+    text = caption("Write a post about replacing daily standups with async updates for remote teams", platform)
     rules = RULES[platform]
     assert len(text) <= rules.caption_limit
     assert len(re.findall(r"(?:^|\s)#\w+", text)) <= rules.hashtags_max

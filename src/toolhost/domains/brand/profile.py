@@ -122,9 +122,7 @@ def color_palette(value: Any, errors: list[dict[str, str]], path: str) -> dict[s
             continue
         normalized = to_hex(raw) if isinstance(raw, str) else None
         if normalized is None:
-            errors.append(
-                {"path": f"{path}.{slot}", "message": f"{str(raw)[:60]!r} is not a colour (use #rrggbb)"}
-            )
+            errors.append({"path": f"{path}.{slot}", "message": f"{str(raw)[:60]!r} is not a colour (use #rrggbb)"})
         else:
             palette[slot] = normalized
     return palette
@@ -168,9 +166,7 @@ def resolve_shape(context: dict[str, Any]) -> tuple[dict[str, Any], str]:
     flat = any(key in context for key in FLAT_MARKERS)
     canonical = any(key in context for key in CANONICAL_MARKERS)
     shape = "extract_brand" if extract_result else "flat" if flat else "canonical" if canonical else "stub"
-    voice = _mapping(context.get("voiceProfile")) or (
-        _mapping(context.get("voice")) if not extract_result else {}
-    )
+    voice = _mapping(context.get("voiceProfile")) or (_mapping(context.get("voice")) if not extract_result else {})
     extracted_voice = _mapping(context.get("voice")) if extract_result else {}
     vocabulary = _mapping(context.get("vocabularyRules"))
     audience = _mapping(context.get("targetAudience")) or _mapping(context.get("audience"))
@@ -196,12 +192,8 @@ def resolve_shape(context: dict[str, Any]) -> tuple[dict[str, Any], str]:
         "brandName": text_value(context.get("brandName") or context.get("name")),
         "tagline": text_value(context.get("tagline")),
         "description": text_value(context.get("description")),
-        "industryClassification": text_value(
-            context.get("industryClassification") or context.get("industry")
-        ),
-        "competitivePositioning": text_value(
-            context.get("competitivePositioning") or context.get("positioning")
-        ),
+        "industryClassification": text_value(context.get("industryClassification") or context.get("industry")),
+        "competitivePositioning": text_value(context.get("competitivePositioning") or context.get("positioning")),
         "archetype": text_value(context.get("archetype")),
         "voiceProfile": {
             "tone": tone,
@@ -216,9 +208,7 @@ def resolve_shape(context: dict[str, Any]) -> tuple[dict[str, Any], str]:
         },
         "writingStyleRules": {
             "perspective": text_value(rules.get("perspective")),
-            "useContractions": rules.get("useContractions")
-            if isinstance(rules.get("useContractions"), bool)
-            else None,
+            "useContractions": rules.get("useContractions") if isinstance(rules.get("useContractions"), bool) else None,
             "emojiPolicy": text_value(rules.get("emojiPolicy")),
         },
         "targetAudience": {
@@ -245,9 +235,7 @@ def resolve_shape(context: dict[str, Any]) -> tuple[dict[str, Any], str]:
             "weights": [w for w in typography.get("weights") or [] if isinstance(w, int)][:20],
             "scale": text_list(typography.get("scale"))[:20],
         },
-        "visualComposition": {
-            key: text_value(composition.get(key)) for key in ("style", "layout", "imagery")
-        },
+        "visualComposition": {key: text_value(composition.get(key)) for key in ("style", "layout", "imagery")},
         "logoUrl": text_value(context.get("logoUrl")) or None,
         "referenceFrameUrl": text_value(context.get("referenceFrameUrl")) or None,
         "videoRules": {key: text_value(video.get(key)) for key in ("pacing", "colorGrading")},
@@ -269,9 +257,7 @@ def _confidence(value: Any) -> dict[str, Any]:
     fields = {
         str(path): {
             "value": float(item.get("value", 0.0)) if isinstance(item.get("value"), int | float) else 0.0,
-            "source": item.get("source")
-            if item.get("source") in ("stated", "extracted", "inferred")
-            else "stated",
+            "source": item.get("source") if item.get("source") in ("stated", "extracted", "inferred") else "stated",
             **({"page": str(item["page"])} if isinstance(item.get("page"), str) else {}),
         }
         for path, item in _mapping(source.get("fields")).items()

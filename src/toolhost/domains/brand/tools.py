@@ -41,9 +41,7 @@ async def extract_brand(ctx: ToolContext, args: ExtractBrandIn) -> ExtractBrandO
     each field with its confidence. Saves nothing: review `brand_context`, then call save_brand_profile.
     `url` takes a full URL or platform:handle (instagram:acme, tiktok:acme, x:acme, linkedin:acme, yt:acme).
     """
-    draft = await service.extract(
-        fetch_settings=ctx.settings.fetch, url=args.url, html=args.html, text=args.text
-    )
+    draft = await service.extract(fetch_settings=ctx.settings.fetch, url=args.url, html=args.html, text=args.text)
     return ExtractBrandOut.model_validate(draft)
 
 
@@ -122,9 +120,7 @@ async def update_platform_voice(ctx: ToolContext, args: UpdatePlatformVoiceIn) -
     )
 
 
-@tool(
-    module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None
-)
+@tool(module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None)
 async def get_brand_runtime(ctx: ToolContext, args: GetBrandRuntimeIn) -> GetBrandRuntimeOut:
     """Returns the project's four-layer brand runtime: messaging (value propositions, pillars, proof points),
     voice (tone, vocabulary, avoid patterns, writing rules, platform overrides), visual (palette, typography,
@@ -166,12 +162,8 @@ async def explain_brand_system(ctx: ToolContext, args: ExplainBrandSystemIn) -> 
     return ExplainBrandSystemOut.model_validate(report)
 
 
-@tool(
-    module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None
-)
-async def check_brand_consistency(
-    ctx: ToolContext, args: CheckBrandConsistencyIn
-) -> CheckBrandConsistencyOut:
+@tool(module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None)
+async def check_brand_consistency(ctx: ToolContext, args: CheckBrandConsistencyIn) -> CheckBrandConsistencyOut:
     """Checks a script, caption or post against the project's brand before publishing: tone and register,
     messaging and audience fit, vocabulary (preferred and banned terms), avoid patterns, structure, brand
     mentions, and every claim against the brand's proof points. Returns overall 0-100, passed (>= 60 with no
@@ -183,9 +175,7 @@ async def check_brand_consistency(
     return CheckBrandConsistencyOut.model_validate(result.as_payload())
 
 
-@tool(
-    module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None
-)
+@tool(module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None)
 async def audit_brand_colors(ctx: ToolContext, args: AuditBrandColorsIn) -> AuditBrandColorsOut:
     """Audits colours used in content against the brand palette: CIEDE2000 distance of each colour to the
     nearest palette slot, pass per threshold (default 10, lower is stricter), overall compliance (passed at
@@ -200,9 +190,7 @@ async def audit_brand_colors(ctx: ToolContext, args: AuditBrandColorsIn) -> Audi
     return AuditBrandColorsOut.model_validate(payload)
 
 
-@tool(
-    module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None
-)
+@tool(module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None)
 async def export_design_tokens(ctx: ToolContext, args: ExportDesignTokensIn) -> ExportDesignTokensOut:
     """Exports the brand palette and fonts as design tokens: css (custom properties in :root), tailwind
     (theme config JSON), figma (tokens JSON) or dtcg (W3C Design Tokens, $value/$type).

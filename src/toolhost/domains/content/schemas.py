@@ -27,9 +27,7 @@ CarouselTemplate = Literal[
 ]
 CarouselStyle = Literal["minimal", "bold", "professional", "playful", "hormozi"]
 ShotType = Literal["CU", "MS", "FS", "WS"]
-CameraMovement = Literal[
-    "static", "zoom-in", "zoom-out", "pan-left", "pan-right", "tracking", "tilt-up", "tilt-down"
-]
+CameraMovement = Literal["static", "zoom-in", "zoom-out", "pan-left", "pan-right", "tracking", "tilt-up", "tilt-down"]
 
 
 Text200 = Annotated[str, StringConstraints(max_length=200)]
@@ -47,9 +45,7 @@ class GenerateContentIn(ToolInput):
     content_type: ContentType
     platform: Platform | None = None
     brand_voice: Text500 | None = Field(default=None, description="Replaces the brand's tone words.")
-    model: Text200 | None = Field(
-        default=None, description="A configured text model or alias; default: builtin."
-    )
+    model: Text200 | None = Field(default=None, description="A configured text model or alias; default: builtin.")
     project_id: UUIDStr | None = None
 
 
@@ -133,13 +129,9 @@ class CreateStoryboardOut(ToolOutput):
     content_id: str
 
     def summary(self) -> str:
-        lines = [
-            f"Storyboard '{self.title}': {len(self.frames)} frames, {self.totalDuration:g} s, "
-            f"{self.aspectRatio}"
-        ]
+        lines = [f"Storyboard '{self.title}': {len(self.frames)} frames, {self.totalDuration:g} s, {self.aspectRatio}"]
         lines += [
-            f"{frame.frameNumber}. [{frame.shotType}, {frame.duration:g}s] {frame.caption}"
-            for frame in self.frames
+            f"{frame.frameNumber}. [{frame.shotType}, {frame.duration:g}s] {frame.caption}" for frame in self.frames
         ]
         return "\n".join(lines)
 
@@ -193,8 +185,5 @@ class GenerateCarouselOut(ToolOutput):
 
     def summary(self) -> str:
         lines = [f"Carousel {self.carouselId} ({self.templateId}, {self.style}): {self.slideCount} slides"]
-        lines += [
-            f"{slide.slideNumber}. {slide.headline or ''} {slide.body or ''}".rstrip()
-            for slide in self.slides
-        ]
+        lines += [f"{slide.slideNumber}. {slide.headline or ''} {slide.body or ''}".rstrip() for slide in self.slides]
         return "\n".join(lines)

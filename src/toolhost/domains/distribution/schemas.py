@@ -19,9 +19,7 @@ from toolhost.platform.fields import (
 )
 from toolhost.platform.registry import ToolInput, ToolOutput
 
-DateTimeStr = Annotated[
-    str, StringConstraints(max_length=64), Field(description="ISO-8601 datetime with offset")
-]
+DateTimeStr = Annotated[str, StringConstraints(max_length=64), Field(description="ISO-8601 datetime with offset")]
 MediaKey = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 IdempotencyKey = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{8,128}$")]
 Hashtag = Annotated[str, StringConstraints(max_length=1_000)]
@@ -115,9 +113,9 @@ class SchedulePostIn(ToolInput):
     r2_key: MediaKey | None = None
     r2_keys: Annotated[list[MediaKey], AfterValidator(_two_to_ten)] | None = None
     job_id: Annotated[str, StringConstraints(max_length=64)] | None = None
-    job_ids: (
-        Annotated[list[Annotated[str, StringConstraints(max_length=64)]], AfterValidator(_two_to_ten)] | None
-    ) = None
+    job_ids: Annotated[list[Annotated[str, StringConstraints(max_length=64)]], AfterValidator(_two_to_ten)] | None = (
+        None
+    )
     media_type: Literal["IMAGE", "VIDEO", "CAROUSEL_ALBUM"] | None = None
     caption: Text | None = None
     title: Annotated[str, StringConstraints(max_length=300)] | None = None
@@ -338,8 +336,7 @@ class FindNextSlotsOut(ToolOutput):
         if not self.slots:
             return "No free slots in the next 7 days."
         return "\n".join(
-            f"{slot.platform} {slot.day_of_week} {slot.datetime} (score {slot.engagement_score})"
-            for slot in self.slots
+            f"{slot.platform} {slot.day_of_week} {slot.datetime} (score {slot.engagement_score})" for slot in self.slots
         )
 
 

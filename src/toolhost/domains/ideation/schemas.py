@@ -83,11 +83,7 @@ class GetIdeationContextOut(ToolOutput):
     def summary(self) -> str:
         if not self.hasHistoricalData:
             head = "No performance history yet (fewer than 3 published posts with metrics)."
-            return (
-                f"{head}\n{self.promptInjection}"
-                if self.promptInjection
-                else head + " No brand pillars either."
-            )
+            return f"{head}\n{self.promptInjection}" if self.promptInjection else head + " No brand pillars either."
         return self.promptInjection
 
 
@@ -126,8 +122,7 @@ class SuggestNextContentOut(ToolOutput):
         lines = [f"{len(self.suggestions)} suggestion(s) (data quality {self.data_quality}):"]
         for number, item in enumerate(self.suggestions, start=1):
             lines.append(
-                f"{number}. {item.topic} [{item.content_type}, {item.platform or 'any platform'}] - "
-                f"{item.rationale}"
+                f"{number}. {item.topic} [{item.content_type}, {item.platform or 'any platform'}] - {item.rationale}"
             )
         return "\n".join(lines)
 

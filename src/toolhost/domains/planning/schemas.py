@@ -74,10 +74,7 @@ class GetContentPlanOut(ToolOutput):
 
     def summary(self) -> str:
         posts = self.plan.get("posts", [])
-        return (
-            f"Plan {self.plan_id} '{self.topic}': {self.status}, {len(posts)} post(s), "
-            f"updated {self.updated_at}."
-        )
+        return f"Plan {self.plan_id} '{self.topic}': {self.status}, {len(posts)} post(s), updated {self.updated_at}."
 
 
 class PlanContentWeekIn(ToolInput):

@@ -38,8 +38,15 @@ async def save_content_plan(ctx: ToolContext, args: SaveContentPlanIn) -> SaveCo
     return SaveContentPlanOut(plan_id=str(plan.id), project_id=str(plan.project_id), status=plan.status)
 
 
-@tool(module="planning", scope="mcp:read", read_only=True, idempotent=True, project="object",
-      object_id="plan_id", response_format="json")
+@tool(
+    module="planning",
+    scope="mcp:read",
+    read_only=True,
+    idempotent=True,
+    project="object",
+    object_id="plan_id",
+    response_format="json",
+)
 async def get_content_plan(ctx: ToolContext, args: GetContentPlanIn) -> GetContentPlanOut:
     """Reads a stored content plan with its posts, status and the insights it applied."""
     plan = await service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
@@ -55,8 +62,13 @@ async def get_content_plan(ctx: ToolContext, args: GetContentPlanIn) -> GetConte
     )
 
 
-@tool(module="planning", scope="mcp:write", credits=lambda args: authoring.plan_credits(args.source_url),
-      project="strict", response_format="json")
+@tool(
+    module="planning",
+    scope="mcp:write",
+    credits=lambda args: authoring.plan_credits(args.source_url),
+    project="strict",
+    response_format="json",
+)
 async def plan_content_week(ctx: ToolContext, args: PlanContentWeekIn) -> PlanContentWeekOut:
     """Plans up to a week of posts on a topic: one per platform per day (posts_per_day more), each with hook,
     angle, caption, hashtags and media type, rotating hook types, brand pillars and formats.
@@ -66,22 +78,34 @@ async def plan_content_week(ctx: ToolContext, args: PlanContentWeekIn) -> PlanCo
     """
     youtube = None
     if args.source_url and url_content.youtube_kind(args.source_url) is not None:
-        youtube = await ConnectedYouTube.load(
-            session=ctx.session, settings=ctx.settings, principal=ctx.principal
-        )
+        youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
     plan = await authoring.plan_week(
-        session=ctx.session, settings=ctx.settings, project_id=ctx.project_id, topic=args.topic,
-        source_url=args.source_url, platforms=list(dict.fromkeys(args.platforms)),
+        session=ctx.session,
+        settings=ctx.settings,
+        project_id=ctx.project_id,
+        topic=args.topic,
+        source_url=args.source_url,
+        platforms=list(dict.fromkeys(args.platforms)),
         posts_per_day=args.posts_per_day,
-        days=args.days, start_date=args.start_date, brand_voice=args.brand_voice, youtube=youtube,
+        days=args.days,
+        start_date=args.start_date,
+        brand_voice=args.brand_voice,
+        youtube=youtube,
     )
     if youtube is not None:
         youtube.store_refreshed()
     return PlanContentWeekOut.model_validate({**plan.payload, "status": plan.status})
 
 
-@tool(module="planning", scope="mcp:write", destructive=True, idempotent=True, project="object",
-      object_id="plan_id", response_format="json")
+@tool(
+    module="planning",
+    scope="mcp:write",
+    destructive=True,
+    idempotent=True,
+    project="object",
+    object_id="plan_id",
+    response_format="json",
+)
 async def update_content_plan(ctx: ToolContext, args: UpdateContentPlanIn) -> UpdateContentPlanOut:
     """Edits posts of a stored plan by post_id: only the fields you give change; the plan status stays.
 
@@ -96,8 +120,16 @@ async def update_content_plan(ctx: ToolContext, args: UpdateContentPlanIn) -> Up
     )
 
 
-@tool(module="planning", scope="mcp:write", destructive=True, idempotent=True, project="object",
-      object_id="plan_id", response_format=None, text_shape="summary")
+@tool(
+    module="planning",
+    scope="mcp:write",
+    destructive=True,
+    idempotent=True,
+    project="object",
+    object_id="plan_id",
+    response_format=None,
+    text_shape="summary",
+)
 async def delete_content_plan(ctx: ToolContext, args: DeleteContentPlanIn) -> DeleteContentPlanOut:
     """Deletes a content plan and its approval items; needs confirm: true.
 
@@ -106,7 +138,9 @@ async def delete_content_plan(ctx: ToolContext, args: DeleteContentPlanIn) -> De
     plan = await service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
     await authoring.delete_plan(ctx.session, plan=plan)
     return DeleteContentPlanOut(
-        success=True, deleted=True, plan_id=args.plan_id,
+        success=True,
+        deleted=True,
+        plan_id=args.plan_id,
         message=f"Deleted plan {args.plan_id} and its approval items.",
     )
 
@@ -122,6 +156,4 @@ async def submit_content_plan_for_approval(
     """
     plan = await service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
     created = await authoring.submit(ctx.session, plan=plan)
-    return SubmitContentPlanForApprovalOut(
-        plan_id=str(plan.id), approvals_created=created, status=plan.status
-    )
+    return SubmitContentPlanForApprovalOut(plan_id=str(plan.id), approvals_created=created, status=plan.status)

@@ -110,8 +110,7 @@ class QualityCheckPlanOut(ToolOutput):
 
     def summary(self) -> str:
         lines = [
-            f"{self.totals.passed} of {self.totals.total_posts} posts passed "
-            f"(average {self.totals.avg_score:g}/35)."
+            f"{self.totals.passed} of {self.totals.total_posts} posts passed (average {self.totals.avg_score:g}/35)."
         ]
         for post in self.posts:
             quality = post["quality"]

@@ -33,9 +33,7 @@ class Connectors:
                 backoff=options.webhook_backoff,
             ),
             "mastodon": MastodonConnector(self.fetcher),
-            "bluesky": BlueskyConnector(
-                self.fetcher, service=options.bluesky_service, web=options.bluesky_web
-            ),
+            "bluesky": BlueskyConnector(self.fetcher, service=options.bluesky_service, web=options.bluesky_web),
         }
         youtube = YouTubeConnector(
             self.fetcher,
@@ -60,11 +58,7 @@ class Connectors:
 
     def for_platform(self, platform: str) -> list[str]:
         """The configured connectors that can publish to a platform (store platforms have none built in)."""
-        names = [
-            name
-            for name, native in NATIVE_PLATFORM.items()
-            if native == platform and name in self._connectors
-        ]
+        names = [name for name, native in NATIVE_PLATFORM.items() if native == platform and name in self._connectors]
         if platform in PLATFORMS and "webhook" in self._connectors:
             names.append("webhook")
         return names
