@@ -218,7 +218,7 @@ async def postgres_url() -> AsyncIterator[str]:
     try:
         async with admin.connect() as connection:
             await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    except Exception as error:  # noqa: BLE001 - any failure to reach the server skips
+    except Exception as error:  # any failure to reach the server skips
         await admin.dispose()
         _service_unreachable("PostgreSQL", error)
     url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
@@ -241,7 +241,7 @@ async def redis_url() -> str:
     connection = redis_client.from_url(REDIS_URL)
     try:
         await connection.ping()
-    except Exception as error:  # noqa: BLE001 - any failure to reach the server skips
+    except Exception as error:  # any failure to reach the server skips
         await connection.aclose()
         _service_unreachable("Redis", error)
     async for key in connection.scan_iter("toolhost-ratelimit*"):

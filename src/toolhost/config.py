@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PLACEHOLDER_SECRET = "change-me"  # noqa: S105 - the value the settings refuse outside development
+PLACEHOLDER_SECRET = "change-me"  # the value the settings refuse outside development
 
 Tier = Literal["trial", "pro", "team", "agency"]
 

@@ -34,7 +34,7 @@ class Receiver(BaseHTTPRequestHandler):
 
     deliveries: list[tuple[dict[str, str], bytes]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         Receiver.deliveries.append(({name.lower(): value for name, value in self.headers.items()}, body))
         reply = json.dumps({"external_post_id": "ext-1", "external_url": "https://social.example/p/ext-1"}).encode()
@@ -44,7 +44,7 @@ class Receiver(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(reply)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's signature
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 
@@ -191,11 +191,11 @@ class HangingSite(BaseHTTPRequestHandler):
     received = threading.Event()
     release = threading.Event()
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         HangingSite.received.set()
         HangingSite.release.wait(timeout=30)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's signature
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 

@@ -45,7 +45,7 @@ class SlowSite:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_GET(self) -> None:
                 with site._lock:
                     site.in_flight += 1
                     site.most_in_flight = max(site.most_in_flight, site.in_flight)
@@ -59,7 +59,7 @@ class SlowSite:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
+            def log_message(self, format: str, *args: object) -> None:
                 return
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

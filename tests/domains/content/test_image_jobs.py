@@ -40,7 +40,7 @@ def reference_server() -> Iterator[str]:
     photo, logo = png_bytes((640, 480), (200, 40, 40)), png_bytes((200, 100), (255, 0, 255))
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = logo if self.path == "/logo.png" else photo
             self.send_response(200)
             self.send_header("Content-Type", "image/png")
@@ -48,7 +48,7 @@ def reference_server() -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

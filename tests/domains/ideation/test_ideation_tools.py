@@ -28,7 +28,7 @@ def feed_server() -> Iterator[tuple[str, list[str]]]:
     hits: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             hits.append(self.path)
             body = FEED if self.path == "/feed" else b"<html><body>not a feed</body></html>"
             self.send_response(200)
@@ -37,7 +37,7 @@ def feed_server() -> Iterator[tuple[str, list[str]]]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

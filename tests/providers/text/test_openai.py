@@ -25,7 +25,7 @@ class ChatStandIn:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 stand_in.requests.append({"body": json.loads(body), "auth": self.headers.get("Authorization")})
                 status, reply = stand_in.replies.pop(0) if stand_in.replies else (500, "{}")
@@ -39,7 +39,7 @@ class ChatStandIn:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 return
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -44,11 +44,11 @@ SHAPES = {
 
 
 class _Frame(BaseModel):
-    shotType: str  # noqa: N815 - the catalogue's key names
-    cameraMovement: str  # noqa: N815
+    shotType: str
+    cameraMovement: str
     duration: float
-    imagePrompt: str  # noqa: N815
-    videoPrompt: str  # noqa: N815
+    imagePrompt: str
+    videoPrompt: str
     caption: str
     voiceover: str
     notes: str = ""
@@ -56,7 +56,7 @@ class _Frame(BaseModel):
 
 class _Storyboard(BaseModel):
     title: str
-    characterDescription: str  # noqa: N815
+    characterDescription: str
     frames: list[_Frame]
 
 
@@ -64,8 +64,8 @@ class _Slide(BaseModel):
     headline: str | None = None
     subheadline: str | None = None
     body: str | None = None
-    emphasisWords: list[str] | None = None  # noqa: N815
-    ctaText: str | None = None  # noqa: N815
+    emphasisWords: list[str] | None = None
+    ctaText: str | None = None
 
 
 class _Carousel(BaseModel):
