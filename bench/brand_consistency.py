@@ -11,6 +11,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from toolhost.domains.brand.consistency import score_consistency
@@ -18,7 +19,7 @@ from toolhost.domains.brand.consistency import score_consistency
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "brand_consistency"
 
 
-def roc_auc(scores: list[float], labels: list[int]) -> float:
+def roc_auc(scores: Sequence[float], labels: list[int]) -> float:
     """Probability that a random positive outscores a random negative (ties count half)."""
     positives = [score for score, label in zip(scores, labels, strict=True) if label == 1]
     negatives = [score for score, label in zip(scores, labels, strict=True) if label == 0]

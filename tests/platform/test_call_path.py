@@ -22,7 +22,7 @@ from toolhost.app import create_app
 from toolhost.config import Settings
 from toolhost.db.session import TransactionHeldDuringOutsideWork, call_scope
 from toolhost.platform import accounts, credits
-from toolhost.platform.models import Account, CreditEntry, CreditHold, UsageRecord
+from toolhost.platform.models import Account, ApiKey, CreditEntry, CreditHold, UsageRecord
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.providers.fetch import Fetcher
@@ -331,9 +331,7 @@ async def test_a_key_revoked_by_another_process_is_refused_within_a_second(
     other = build_platform(platform.settings, registry)
     try:
         async with other.session_factory() as session, session.begin():
-            await session.execute(
-                update(accounts.ApiKey).where(accounts.ApiKey.id == tenant.key_id).values(revoked_at=datetime.now(UTC))
-            )
+            await session.execute(update(ApiKey).where(ApiKey.id == tenant.key_id).values(revoked_at=datetime.now(UTC)))
     finally:
         await other.close()
     deadline = time.monotonic() + 1.5

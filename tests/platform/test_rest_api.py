@@ -13,8 +13,9 @@ from sqlalchemy import func, select, update
 from tests.conftest import Tenant, TenantFactory
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform import accounts
+from toolhost.platform.context import ToolContext
 from toolhost.platform.models import ApiKey, UsageRecord
-from toolhost.platform.registry import registry
+from toolhost.platform.registry import ToolOutput, registry
 from toolhost.platform.runtime import Platform
 
 TOOL_KEYS = {
@@ -286,7 +287,7 @@ async def test_an_unexpected_failure_is_a_500_without_internals(tenant: Tenant, 
     spec = registry.get("get_credit_balance")
     assert spec is not None
 
-    async def broken(ctx: object, args: object) -> object:
+    async def broken(ctx: ToolContext, args: object) -> ToolOutput:
         raise RuntimeError("SELECT secret FROM accounts -- boom")
 
     registry._tools["get_credit_balance"] = dataclasses.replace(spec, handler=broken)

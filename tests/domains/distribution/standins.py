@@ -344,14 +344,13 @@ class YouTubeStandIn:
     async def token(self, request: Request) -> Response:
         async with request.form() as form:
             fields = dict(form)
-        form = fields
-        if form.get("client_id") != self.client_id or form.get("client_secret") != self.client_secret:
+        if fields.get("client_id") != self.client_id or fields.get("client_secret") != self.client_secret:
             return JSONResponse({"error": "invalid_client"}, status_code=401)
-        if form.get("grant_type") == "refresh_token" and form.get("refresh_token") == self.refresh_token:
+        if fields.get("grant_type") == "refresh_token" and fields.get("refresh_token") == self.refresh_token:
             self.refreshes += 1
             self.access_token = f"yt-access-{self.refreshes}"
             return JSONResponse({"access_token": self.access_token, "expires_in": 3600, "token_type": "Bearer"})
-        if form.get("grant_type") == "authorization_code" and form.get("code") == "good-code":
+        if fields.get("grant_type") == "authorization_code" and fields.get("code") == "good-code":
             self.refreshes += 1
             self.access_token = f"yt-access-{self.refreshes}"
             return JSONResponse(

@@ -20,6 +20,7 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform.results import ValidationFailed
 from toolhost.platform.runtime import Platform
+from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
 CALLBACK = "http://testserver/app/connect/oauth/callback"
@@ -156,7 +157,7 @@ async def test_youtube_lists_posts_replies_to_moderates_and_deletes_comments(
 ) -> None:
     stand_in, _ = youtube
     account = await connect(platform, tenant.project_id, "youtube", "youtube", {"refresh_token": "refresh-yt"})
-    connector = accounts_service.Connectors(platform.settings).get("youtube")
+    connector = Connectors(platform.settings).get("youtube")
     assert connector is not None
     view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
     viewer = stand_in.add_comment(text="Great video!", author="Bob", video_id="vid1", parent_id=None)
@@ -204,7 +205,7 @@ async def test_bluesky_lists_replies_replies_in_thread_and_deletes_only_its_own(
             "bluesky",
             {"handle": stand_in.handle, "app_password": stand_in.password, "service": base},
         )
-        connector = accounts_service.Connectors(platform.settings).get("bluesky")
+        connector = Connectors(platform.settings).get("bluesky")
         assert connector is not None
         view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
         stand_in.records["post1"] = {"text": "Our launch", "createdAt": "2026-11-20T00:00:00Z"}

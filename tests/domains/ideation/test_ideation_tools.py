@@ -58,7 +58,9 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
     )
 
 
-async def test_rss_trends_are_ranked_filtered_by_niche_and_cached(tenant: Tenant, feed_server: tuple[str, list[str]]):
+async def test_rss_trends_are_ranked_filtered_by_niche_and_cached(
+    tenant: Tenant, feed_server: tuple[str, list[str]]
+) -> None:
     base, hits = feed_server
     arguments = {"source": "rss", "url": f"{base}/feed", "niche": "remote standups"}
     first = await tenant.data("fetch_trends", arguments)
@@ -75,7 +77,7 @@ async def test_rss_trends_are_ranked_filtered_by_niche_and_cached(tenant: Tenant
     assert len(hits) == 2
 
 
-async def test_a_feed_that_is_not_xml_is_a_validation_error(tenant: Tenant, feed_server: tuple[str, list[str]]):
+async def test_a_feed_that_is_not_xml_is_a_validation_error(tenant: Tenant, feed_server: tuple[str, list[str]]) -> None:
     base, _ = feed_server
     response = await tenant.call("fetch_trends", {"source": "rss", "url": f"{base}/page"})
     assert response.json()["error"]["error_type"] == "validation_error"

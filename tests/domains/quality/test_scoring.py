@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
+from toolhost.domains.quality.scoring import BrandSignals, PostInput, QualityResult, score_post
 
 DATA = Path(__file__).parents[2] / "data" / "quality" / "labelled_posts.jsonl"
 
@@ -62,8 +62,9 @@ def test_a_plan_post_without_media_for_instagram_is_flagged() -> None:
     )
     without = score_post(PostInput(caption=caption, platforms=("instagram",), plan_post=True))
 
-    def fit(result: object) -> int:
-        return next(item["score"] for item in result.categories if item["name"] == "Platform Fit")  # type: ignore[attr-defined]
+    def fit(result: QualityResult) -> int:
+        score: int = next(item["score"] for item in result.categories if item["name"] == "Platform Fit")
+        return score
 
     assert fit(without) < 3 <= fit(with_media)
 
