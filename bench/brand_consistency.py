@@ -11,6 +11,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from toolhost.domains.brand.consistency import score_consistency
@@ -18,7 +19,7 @@ from toolhost.domains.brand.consistency import score_consistency
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "brand_consistency"
 
 
-def roc_auc(scores: list[float], labels: list[int]) -> float:
+def roc_auc(scores: Sequence[float], labels: list[int]) -> float:
     """Probability that a random positive outscores a random negative (ties count half)."""
     positives = [score for score, label in zip(scores, labels, strict=True) if label == 1]
     negatives = [score for score, label in zip(scores, labels, strict=True) if label == 0]
@@ -45,10 +46,7 @@ def main() -> None:
             dims = " ".join(f"{name[:5]}={round(d.score)}" for name, d in result.dimensions.items())
             flag = "ok " if result.clear_to_publish == bool(row["label"]) else "BAD"
             print(f"{flag} {row['brand']:9} {row['label']} {row['kind']:10} {result.overall:3}  {dims}")
-    print(
-        f"texts: {len(rows)} ({sum(labels)} on-brand, {len(labels) - sum(labels)} off-brand), "
-        f"brands: {len(brands)}"
-    )
+    print(f"texts: {len(rows)} ({sum(labels)} on-brand, {len(labels) - sum(labels)} off-brand), brands: {len(brands)}")
     print(f"ROC AUC (overall): {roc_auc(scores, labels):.3f}")
     print(f"pass-flag accuracy (passed: overall >= 60, no banned term): {correct / len(rows):.3f}")
     print(f"clearToPublish accuracy (passed and no blocker): {clear_correct / len(rows):.3f}")

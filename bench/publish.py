@@ -36,19 +36,19 @@ from starlette.routing import Route
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from tests.domains.distribution.standins import serve  # noqa: E402
+from tests.domains.distribution.standins import serve
 
-from toolhost.catalog import JOB_TYPES, POLLERS, load_tools  # noqa: E402
-from toolhost.config import load_settings  # noqa: E402
-from toolhost.db.migrate import upgrade  # noqa: E402
-from toolhost.db.session import create_engine  # noqa: E402
-from toolhost.domains.distribution import accounts as accounts_service  # noqa: E402
-from toolhost.domains.distribution.models import Post  # noqa: E402
-from toolhost.platform import accounts, credits, scopes  # noqa: E402
-from toolhost.platform.context import Principal  # noqa: E402
-from toolhost.platform.jobs import run_worker  # noqa: E402
-from toolhost.platform.registry import registry  # noqa: E402
-from toolhost.platform.runtime import build_platform  # noqa: E402
+from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
+from toolhost.config import load_settings
+from toolhost.db.migrate import upgrade
+from toolhost.db.session import create_engine
+from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution.models import Post
+from toolhost.platform import accounts, credits, scopes
+from toolhost.platform.context import Principal
+from toolhost.platform.jobs import run_worker
+from toolhost.platform.registry import registry
+from toolhost.platform.runtime import build_platform
 
 ADMIN_URL = os.environ.get("BENCH_POSTGRES_ADMIN", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 DATABASE = "toolhost_bench_publish"
@@ -225,7 +225,7 @@ async def main(arguments: argparse.Namespace) -> None:
             while time.time() < deadline:
                 await asyncio.sleep(0.5)
                 if next_kill is not None and time.time() >= next_kill:
-                    victim = random.randrange(len(workers))  # noqa: S311 - not security
+                    victim = random.randrange(len(workers))
                     workers[victim].send_signal(signal.SIGKILL)
                     workers[victim].wait()
                     workers[victim] = start_worker()

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -27,8 +28,21 @@ from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 
 POSTGRES_ADMIN_URL = os.environ.get("TOOLHOST_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
-REDIS_URL = os.environ.get("TOOLHOST_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 TEST_SECRET = "test-secret-not-for-production-0123456789"
+
+
+def redis_url_of_this_worker(url: str) -> str:
+    """The Redis database of this pytest-xdist worker: gw0 on the URL's database, gw1 on the next, and so on.
+
+    Each worker flushes the rate-limit keys of its own database, so one worker's flush never resets another's limits.
+    """
+    worker_number = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    parts = urlsplit(url)
+    database = int(parts.path.strip("/") or 0) + worker_number
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+REDIS_URL = redis_url_of_this_worker(os.environ.get("TOOLHOST_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"))
 
 load_tools()
 
@@ -218,7 +232,7 @@ async def postgres_url() -> AsyncIterator[str]:
     try:
         async with admin.connect() as connection:
             await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    except Exception as error:  # noqa: BLE001 - any failure to reach the server skips
+    except Exception as error:  # any failure to reach the server skips
         await admin.dispose()
         _service_unreachable("PostgreSQL", error)
     url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
@@ -241,7 +255,7 @@ async def redis_url() -> str:
     connection = redis_client.from_url(REDIS_URL)
     try:
         await connection.ping()
-    except Exception as error:  # noqa: BLE001 - any failure to reach the server skips
+    except Exception as error:  # any failure to reach the server skips
         await connection.aclose()
         _service_unreachable("Redis", error)
     async for key in connection.scan_iter("toolhost-ratelimit*"):

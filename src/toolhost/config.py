@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PLACEHOLDER_SECRET = "change-me"  # noqa: S105 - the value the settings refuse outside development
+PLACEHOLDER_SECRET = "change-me"  # the value the settings refuse outside development
 
 Tier = Literal["trial", "pro", "team", "agency"]
 
@@ -64,12 +64,8 @@ class CreditSettings(BaseModel):
     )
     trial_days: int = Field(default=14, description="Days until a trial ends.")
     costs: dict[str, CreditCost] = Field(default={}, description="Per-tool cost overrides.")
-    max_credits_per_run: int | None = Field(
-        default=None, description="Per-run credit budget; unset = unlimited."
-    )
-    max_assets_per_run: int | None = Field(
-        default=None, description="Per-run asset budget; unset = unlimited."
-    )
+    max_credits_per_run: int | None = Field(default=None, description="Per-run credit budget; unset = unlimited.")
+    max_assets_per_run: int | None = Field(default=None, description="Per-run asset budget; unset = unlimited.")
     hold_seconds: int = Field(
         default=120,
         ge=1,
@@ -89,9 +85,7 @@ class PolicySettings(BaseModel):
 class FetchSettings(BaseModel):
     """The SSRF-safe fetcher's operator allowlist (CATALOG.md §1.14)."""
 
-    allow: list[str] = Field(
-        default=[], description="Hosts or CIDRs exempt from the private-address refusal."
-    )
+    allow: list[str] = Field(default=[], description="Hosts or CIDRs exempt from the private-address refusal.")
     allow_http: bool = Field(default=False, description="Plain http to allowlisted hosts only.")
     connect_timeout: float = Field(default=10.0, description="Seconds to connect.")
     total_timeout: float = Field(default=30.0, description="Seconds for the whole request.")
@@ -107,9 +101,7 @@ class JobSettings(BaseModel):
     """The durable job queue and its worker."""
 
     run_in_process: bool = Field(default=True, description="`serve` runs a worker loop in-process.")
-    lease_seconds: int = Field(
-        default=60, description="How long a claim holds before another worker may take it."
-    )
+    lease_seconds: int = Field(default=60, description="How long a claim holds before another worker may take it.")
     poll_interval: float = Field(default=0.5, description="Seconds between claims when the queue is empty.")
     per_account_concurrency: int = Field(default=4, description="Jobs of one account running at once.")
     timeouts: dict[str, float] = Field(
@@ -174,23 +166,15 @@ class ConnectorSettings(BaseModel):
     webhook_timeout: float = Field(default=10.0, description="Seconds one webhook delivery may take.")
     webhook_attempts: int = Field(default=3, description="Deliveries tried within one publish attempt.")
     webhook_backoff: float = Field(default=0.5, description="Seconds before the 2nd delivery; doubles after.")
-    bluesky_service: str = Field(
-        default="https://bsky.social", description="Default Bluesky PDS (XRPC root)."
-    )
+    bluesky_service: str = Field(default="https://bsky.social", description="Default Bluesky PDS (XRPC root).")
     bluesky_web: str = Field(default="https://bsky.app", description="Web root used to build post URLs.")
     youtube_client_id: str | None = Field(default=None, description="Operator's Google OAuth client id.")
-    youtube_client_secret: str | None = Field(
-        default=None, description="Operator's Google OAuth client secret."
-    )
+    youtube_client_secret: str | None = Field(default=None, description="Operator's Google OAuth client secret.")
     youtube_auth_url: str = Field(
         default="https://accounts.google.com/o/oauth2/v2/auth", description="Google OAuth authorize endpoint."
     )
-    youtube_token_url: str = Field(
-        default="https://oauth2.googleapis.com/token", description="Google token endpoint."
-    )
-    youtube_api_url: str = Field(
-        default="https://www.googleapis.com/youtube/v3", description="YouTube Data API root."
-    )
+    youtube_token_url: str = Field(default="https://oauth2.googleapis.com/token", description="Google token endpoint.")
+    youtube_api_url: str = Field(default="https://www.googleapis.com/youtube/v3", description="YouTube Data API root.")
     youtube_upload_url: str = Field(
         default="https://www.googleapis.com/upload/youtube/v3", description="YouTube upload API root."
     )
@@ -202,9 +186,7 @@ class ConnectorSettings(BaseModel):
 class DistributionSettings(BaseModel):
     """Scheduling and publishing (CATALOG.md §10)."""
 
-    attribution_text: str = Field(
-        default="Created with toolhost", description="Appended when attribution=true."
-    )
+    attribution_text: str = Field(default="Created with toolhost", description="Appended when attribution=true.")
     retry_delays: list[int] = Field(
         default=[60, 300, 900],
         description="Seconds before each retry of a failed publication; then `failed`.",
@@ -214,9 +196,7 @@ class DistributionSettings(BaseModel):
     )
     claim_batch: int = Field(default=50, description="Due posts one worker claims per transaction.")
     publish_concurrency: int = Field(default=16, description="Publications one worker runs at once.")
-    connect_link_seconds: int = Field(
-        default=120, description="How long a connect link may wait to be opened."
-    )
+    connect_link_seconds: int = Field(default=120, description="How long a connect link may wait to be opened.")
     connect_page_seconds: int = Field(default=900, description="How long an opened connect page stays valid.")
     connectors: ConnectorSettings = ConnectorSettings()
 
@@ -291,9 +271,7 @@ class QualitySettings(BaseModel):
         default=None,
         description="Brand keyword quality_check looks for when neither a project brand nor an argument gives one.",
     )
-    trends_cache_seconds: int = Field(
-        default=3600, description="How long fetch_trends reuses a fetched result."
-    )
+    trends_cache_seconds: int = Field(default=3600, description="How long fetch_trends reuses a fetched result.")
 
 
 class SkillSettings(BaseModel):
@@ -316,12 +294,8 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Address `serve` listens on.")
     port: int = Field(default=8000, description="Port `serve` listens on.")
     public_url: str = Field(default="http://127.0.0.1:8000", description="The server root as callers see it.")
-    public_api_url: str | None = Field(
-        default=None, description="A second root the brand tools are listed on."
-    )
-    secret_key: str = Field(
-        default=PLACEHOLDER_SECRET, description="Signs tokens, media URLs; derives encryption."
-    )
+    public_api_url: str | None = Field(default=None, description="A second root the brand tools are listed on.")
+    secret_key: str = Field(default=PLACEHOLDER_SECRET, description="Signs tokens, media URLs; derives encryption.")
     database_url: str = Field(
         default="sqlite+aiosqlite:///./toolhost.db",
         description="SQLAlchemy async URL (sqlite+aiosqlite or postgresql+asyncpg); default: a file here.",
@@ -347,9 +321,7 @@ class Settings(BaseSettings):
     def refuse_placeholder_secrets(self) -> Settings:
         """A deployment with the placeholder secret fails at start, not at the first forged token."""
         if self.environment != "development" and self.secret_key == PLACEHOLDER_SECRET:
-            raise ValueError(
-                "TOOLHOST_SECRET_KEY is still the placeholder; set a real secret outside development"
-            )
+            raise ValueError("TOOLHOST_SECRET_KEY is still the placeholder; set a real secret outside development")
         return self
 
     @property

@@ -34,19 +34,17 @@ class Receiver(BaseHTTPRequestHandler):
 
     deliveries: list[tuple[dict[str, str], bytes]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         Receiver.deliveries.append(({name.lower(): value for name, value in self.headers.items()}, body))
-        reply = json.dumps(
-            {"external_post_id": "ext-1", "external_url": "https://social.example/p/ext-1"}
-        ).encode()
+        reply = json.dumps({"external_post_id": "ext-1", "external_url": "https://social.example/p/ext-1"}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(reply)))
         self.end_headers()
         self.wfile.write(reply)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's signature
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 
@@ -170,9 +168,7 @@ def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, 
             time.sleep(0.1)
         assert len(Receiver.deliveries) == 1
         delivered_headers, body = Receiver.deliveries[0]
-        timestamp, signature = (
-            part.split("=", 1)[1] for part in delivered_headers["x-toolhost-signature"].split(",")
-        )
+        timestamp, signature = (part.split("=", 1)[1] for part in delivered_headers["x-toolhost-signature"].split(","))
         expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
         assert hmac.compare_digest(signature, expected)
         assert delivered_headers["idempotency-key"]
@@ -195,11 +191,11 @@ class HangingSite(BaseHTTPRequestHandler):
     received = threading.Event()
     release = threading.Event()
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         HangingSite.received.set()
         HangingSite.release.wait(timeout=30)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's signature
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 

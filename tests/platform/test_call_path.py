@@ -22,7 +22,7 @@ from toolhost.app import create_app
 from toolhost.config import Settings
 from toolhost.db.session import TransactionHeldDuringOutsideWork, call_scope
 from toolhost.platform import accounts, credits
-from toolhost.platform.models import Account, CreditEntry, CreditHold, UsageRecord
+from toolhost.platform.models import Account, ApiKey, CreditEntry, CreditHold, UsageRecord
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.providers.fetch import Fetcher
@@ -45,7 +45,7 @@ class SlowSite:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_GET(self) -> None:
                 with site._lock:
                     site.in_flight += 1
                     site.most_in_flight = max(site.most_in_flight, site.in_flight)
@@ -59,7 +59,7 @@ class SlowSite:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
+            def log_message(self, format: str, *args: object) -> None:
                 return
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -331,9 +331,7 @@ async def test_a_key_revoked_by_another_process_is_refused_within_a_second(
     other = build_platform(platform.settings, registry)
     try:
         async with other.session_factory() as session, session.begin():
-            await session.execute(
-                update(accounts.ApiKey).where(accounts.ApiKey.id == tenant.key_id).values(revoked_at=datetime.now(UTC))
-            )
+            await session.execute(update(ApiKey).where(ApiKey.id == tenant.key_id).values(revoked_at=datetime.now(UTC)))
     finally:
         await other.close()
     deadline = time.monotonic() + 1.5

@@ -5,42 +5,40 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner, Result
 
-def toolhost(database: Path, *arguments: str, key: str | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {
-        **{name: value for name, value in os.environ.items() if not name.startswith("TOOLHOST_")},
-        "TOOLHOST_DATABASE_URL": f"sqlite+aiosqlite:///{database}",
-        "COLUMNS": "200",
-    }
+from toolhost import cli
+
+
+def toolhost(database: Path, *arguments: str, key: str | None = None) -> Result:
+    """Runs the command in this process on `database`, with no other TOOLHOST_ setting from the environment."""
+    environment: dict[str, str | None] = {name: None for name in os.environ if name.startswith("TOOLHOST_")}
+    environment["TOOLHOST_DATABASE_URL"] = f"sqlite+aiosqlite:///{database}"
     if key:
         environment["TOOLHOST_API_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-c", "from toolhost.cli import main; main()", *arguments],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-        check=False,
-    )
+    return CliRunner().invoke(cli.app, list(arguments), env=environment, catch_exceptions=False)
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables print 200 columns wide, so no id is cut (the console fixes its width when the module is imported)."""
+    monkeypatch.setattr(cli.console, "width", 200)
 
 
 def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Path) -> None:
     database = tmp_path / "cli.db"
-    assert toolhost(database, "migrate").returncode == 0
+    assert toolhost(database, "migrate").exit_code == 0
     created = toolhost(database, "accounts", "create", "--tier", "pro", "--name", "acme")
-    assert created.returncode == 0, created.stderr
+    assert created.exit_code == 0, created.stderr
     account_id = re.search(r"Account ([0-9a-f-]{36})", created.stdout).group(1)  # type: ignore[union-attr]
     project = toolhost(database, "projects", "create", "--account", account_id, "--name", "Launch")
-    assert project.returncode == 0, project.stderr
+    assert project.exit_code == 0, project.stderr
 
-    too_wide = toolhost(
-        database, "keys", "create", "--account", account_id, "--name", "x", "--scopes", "mcp:full"
-    )
-    assert too_wide.returncode == 1 and "tier pro keys may hold only" in too_wide.stderr
+    too_wide = toolhost(database, "keys", "create", "--account", account_id, "--name", "x", "--scopes", "mcp:full")
+    assert too_wide.exit_code == 1 and "tier pro keys may hold only" in too_wide.stderr
 
     issued = toolhost(
         database,
@@ -55,34 +53,32 @@ def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Pa
         "--expires-in",
         "30d",
     )
-    assert issued.returncode == 0, issued.stderr
+    assert issued.exit_code == 0, issued.stderr
     key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", issued.stdout).group(1)  # type: ignore[union-attr]
     assert key not in toolhost(database, "keys", "list").stdout
 
     granted = toolhost(database, "credits", "grant", "--account", account_id, "--amount", "25")
     assert "balance 1525" in granted.stdout
 
-    called = toolhost(
-        database, "call", "get_credit_balance", "--json", '{"response_format": "json"}', key=key
-    )
-    assert called.returncode == 0, called.stderr
+    called = toolhost(database, "call", "get_credit_balance", "--json", '{"response_format": "json"}', key=key)
+    assert called.exit_code == 0, called.stderr
     result = json.loads(called.stdout)
     assert result["structuredContent"]["balance"] == 1525 and result["isError"] is False
 
     failed = toolhost(database, "call", "list_plan_approvals", "--json", '{"plan_id": "bad"}', key=key)
-    assert failed.returncode == 1
+    assert failed.exit_code == 1
     assert json.loads(failed.stdout)["structuredContent"]["error"]["error_type"] == "validation_error"
 
     key_id = re.search(r"Key ([0-9a-f-]{36})", issued.stdout).group(1)  # type: ignore[union-attr]
     assert key_id in toolhost(database, "keys", "list", "--account", account_id).stdout
-    assert toolhost(database, "keys", "revoke", key_id).returncode == 0
+    assert toolhost(database, "keys", "revoke", key_id).exit_code == 0
     after = toolhost(database, "call", "get_credit_balance", key=key)
-    assert after.returncode == 1 and "revoked" in after.stderr
+    assert after.exit_code == 1 and "revoked" in after.stderr
 
 
 def test_the_registry_listing_is_machine_readable(tmp_path: Path) -> None:
     listed = toolhost(tmp_path / "unused.db", "tools", "list", "--json")
-    assert listed.returncode == 0, listed.stderr
+    assert listed.exit_code == 0, listed.stderr
     tools = {tool["name"]: tool for tool in json.loads(listed.stdout)}
     assert tools["respond_plan_approval"] == {
         "name": "respond_plan_approval",

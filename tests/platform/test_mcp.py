@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import cast
 
 import httpx
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import RequestParamsMeta
 from starlette.applications import Starlette
 
 from tests.conftest import Tenant, TenantFactory
@@ -84,15 +86,20 @@ async def test_mcp_without_a_valid_credential_is_401_pointing_at_resource_metada
     assert metadata.json()["authorization_servers"]
 
 
+def run_meta(run: str) -> RequestParamsMeta:
+    """A request's _meta naming the agent run it belongs to (a key the SDK's TypedDict leaves to extra items)."""
+    return cast(RequestParamsMeta, {"toolhost/run": run})
+
+
 async def test_mcp_calls_sharing_a_run_meta_share_a_run_budget(
     app: Starlette, tenant: Tenant, platform: Platform
 ) -> None:
     platform.settings.credits.costs["get_credit_balance"] = CreditCost(base=3)
     platform.settings.credits.max_credits_per_run = 5
     async with mcp_client(app, tenant.key) as client:
-        first = await client.call_tool("get_credit_balance", {}, meta={"toolhost/run": "agent-run-7"})
-        second = await client.call_tool("get_credit_balance", {}, meta={"toolhost/run": "agent-run-7"})
-        other = await client.call_tool("get_credit_balance", {}, meta={"toolhost/run": "agent-run-8"})
+        first = await client.call_tool("get_credit_balance", {}, meta=run_meta("agent-run-7"))
+        second = await client.call_tool("get_credit_balance", {}, meta=run_meta("agent-run-7"))
+        other = await client.call_tool("get_credit_balance", {}, meta=run_meta("agent-run-8"))
     assert first.is_error is False and other.is_error is False
     assert second.is_error is True
     assert second.structured_content is not None

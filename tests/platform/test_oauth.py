@@ -21,9 +21,7 @@ async def new_client(platform: Platform, tenant: Tenant, scopes: list[str]) -> t
     return issued.client.client_id, issued.client_secret
 
 
-async def token_for(
-    client: httpx.AsyncClient, client_id: str, secret: str, scope: str | None = None
-) -> httpx.Response:
+async def token_for(client: httpx.AsyncClient, client_id: str, secret: str, scope: str | None = None) -> httpx.Response:
     form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}
     if scope:
         form["scope"] = scope
@@ -104,9 +102,7 @@ async def test_tokens_for_another_audience_expired_or_tampered_are_unauthenticat
         "unknown client": forged({"sub": "thc_unknown"}),
     }
     for label, token in candidates.items():
-        response = await client.post(
-            "/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {token}"}
-        )
+        response = await client.post("/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {token}"})
         assert response.status_code == 401, label
     assert (
         await client.post("/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {good}"})

@@ -13,8 +13,9 @@ from sqlalchemy import func, select, update
 from tests.conftest import Tenant, TenantFactory
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform import accounts
+from toolhost.platform.context import ToolContext
 from toolhost.platform.models import ApiKey, UsageRecord
-from toolhost.platform.registry import registry
+from toolhost.platform.registry import ToolOutput, registry
 from toolhost.platform.runtime import Platform
 
 TOOL_KEYS = {
@@ -77,9 +78,7 @@ async def test_tools_are_filtered_by_module_scope_hierarchy_and_text(tenant: Ten
 
 
 async def test_an_unknown_scope_filter_is_a_validation_error(tenant: Tenant) -> None:
-    response = await tenant.client.get(
-        "/v1/tools", params={"scope": "mcp:everything"}, headers=tenant.headers
-    )
+    response = await tenant.client.get("/v1/tools", params={"scope": "mcp:everything"}, headers=tenant.headers)
     assert response.status_code == 400
     assert response.json()["error"]["error_type"] == "validation_error"
 
@@ -164,9 +163,7 @@ async def test_a_revoked_key_is_unauthenticated(tenant: Tenant, platform: Platfo
 async def test_an_expired_key_is_unauthenticated(tenant: Tenant, platform: Platform) -> None:
     async with platform.session_factory() as session, session.begin():
         await session.execute(
-            update(ApiKey)
-            .where(ApiKey.id == tenant.key_id)
-            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+            update(ApiKey).where(ApiKey.id == tenant.key_id).values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
         )
     response = await tenant.call("get_credit_balance")
     assert response.status_code == 401
@@ -174,9 +171,7 @@ async def test_an_expired_key_is_unauthenticated(tenant: Tenant, platform: Platf
 
 async def test_a_garbage_credential_is_unauthenticated(client: httpx.AsyncClient) -> None:
     for credential in ("thk_live_" + "A" * 43, "not-a-token", "eyJhbGciOiJIUzI1NiJ9.e30.x"):
-        response = await client.post(
-            "/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {credential}"}
-        )
+        response = await client.post("/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {credential}"})
         assert response.status_code == 401, credential
 
 
@@ -271,9 +266,7 @@ async def test_the_input_policy_blocks_hidden_characters_and_injected_instructio
         "save_content_plan", {"plan": {**PLAN, "topic": "Forget everything you know about mortgages"}}
     )
     assert idiom.status_code == 200
-    emoji = await tenant.call(
-        "save_content_plan", {"plan": {**PLAN, "topic": "Team \U0001f469\u200d\U0001f4bb week"}}
-    )
+    emoji = await tenant.call("save_content_plan", {"plan": {**PLAN, "topic": "Team \U0001f469\u200d\U0001f4bb week"}})
     assert emoji.status_code == 200
     async with platform.session_factory() as session:
         assert await session.scalar(select(func.count()).select_from(ContentPlan)) == 2
@@ -281,9 +274,7 @@ async def test_the_input_policy_blocks_hidden_characters_and_injected_instructio
 
 async def test_secrets_in_results_are_redacted_but_ids_and_urls_are_not(tenant: Tenant) -> None:
     caption = "Our key sk_live_abcdefghijklmnop1234 and card 4111 1111 1111 1111 at https://example.com/a"
-    saved = await tenant.data(
-        "save_content_plan", {"plan": {**PLAN, "posts": [{"id": "p1", "caption": caption}]}}
-    )
+    saved = await tenant.data("save_content_plan", {"plan": {**PLAN, "posts": [{"id": "p1", "caption": caption}]}})
     plan = await tenant.data("get_content_plan", {"plan_id": saved["plan_id"]})
     shown = plan["plan"]["posts"][0]["caption"]
     assert "sk_live_" not in shown and "4111" not in shown
@@ -296,7 +287,7 @@ async def test_an_unexpected_failure_is_a_500_without_internals(tenant: Tenant, 
     spec = registry.get("get_credit_balance")
     assert spec is not None
 
-    async def broken(ctx: object, args: object) -> object:
+    async def broken(ctx: ToolContext, args: object) -> ToolOutput:
         raise RuntimeError("SELECT secret FROM accounts -- boom")
 
     registry._tools["get_credit_balance"] = dataclasses.replace(spec, handler=broken)
@@ -323,9 +314,7 @@ async def test_every_call_is_recorded_including_failures(tenant: Tenant, platfor
 
 
 async def test_the_run_header_groups_calls_into_a_run(tenant: Tenant) -> None:
-    response = await tenant.call(
-        "get_budget_status", {"response_format": "json"}, headers={"X-Toolhost-Run": "run-1"}
-    )
+    response = await tenant.call("get_budget_status", {"response_format": "json"}, headers={"X-Toolhost-Run": "run-1"})
     budget = response.json()["structuredContent"]
     assert budget == {
         "creditsUsedThisRun": 0,
@@ -350,9 +339,9 @@ async def test_search_tools_says_what_the_caller_may_use(make_tenant: TenantFact
     assert only["tools"] == ["list_plan_approvals"]
     full = await reader.data("search_tools", {"query": "list_plan_approvals", "detail": "full"})
     assert full["tools"][0]["input_schema"]["properties"]["plan_id"]
-    text = (await reader.call("search_tools", {"query": "approval", "module": "approvals"})).json()[
-        "content"
-    ][0]["text"]
+    text = (await reader.call("search_tools", {"query": "approval", "module": "approvals"})).json()["content"][0][
+        "text"
+    ]
     assert json.loads(text) == found
 
 

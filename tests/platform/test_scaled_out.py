@@ -218,7 +218,7 @@ async def test_at_most_three_wait_for_connection_calls_run_at_once_per_account(
         for _ in range(3)
     ]
     for _ in range(500):  # bounded wait until the three are inside the handler
-        if sum(platform.rate_limiter._in_flight.values()) == 3:  # noqa: SLF001
+        if sum(platform.rate_limiter._in_flight.values()) == 3:
             break
         await asyncio.sleep(0.01)
     fourth = await tenant.call("wait_for_connection", {"platform": "mastodon", "timeout_s": 5})

@@ -54,7 +54,7 @@ def _start(context: ssl.SSLContext | None) -> Iterator[LocalServer]:
     local: LocalServer
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             local.hosts_seen.append(self.headers.get("Host", ""))
             route = local.routes.get(self.path)
             if route is None:
@@ -62,7 +62,7 @@ def _start(context: ssl.SSLContext | None) -> Iterator[LocalServer]:
                 return
             route(self)
 
-        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
             local.hosts_seen.append(self.headers.get("Host", ""))
@@ -72,7 +72,7 @@ def _start(context: ssl.SSLContext | None) -> Iterator[LocalServer]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -147,9 +147,7 @@ def tls_certificate(tmp_path_factory: pytest.TempPathFactory) -> TestCertificate
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.DNSName("secure.test")]), critical=False)
         .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
-        )
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
     ca_file = directory / "ca.pem"

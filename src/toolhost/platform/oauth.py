@@ -18,12 +18,8 @@ from toolhost.platform.runtime import Platform
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
-def _oauth_error(
-    error: str, description: str, status: int = 400, headers: dict[str, str] | None = None
-) -> Response:
-    return JSONResponse(
-        {"error": error, "error_description": description}, status, {**NO_STORE, **(headers or {})}
-    )
+def _oauth_error(error: str, description: str, status: int = 400, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": error, "error_description": description}, status, {**NO_STORE, **(headers or {})})
 
 
 def _basic_credentials(header: str | None) -> tuple[str, str] | None:
@@ -60,12 +56,8 @@ def oauth_routes(platform: Platform) -> list[BaseRoute]:
             try:
                 await platform.rate_limiter.check_anonymous(client_ip(request))
             except RateLimited as error:
-                return _oauth_error(
-                    "slow_down", error.message, 429, {"Retry-After": str(error.details["retry_after"])}
-                )
-            return _oauth_error(
-                "invalid_client", "unknown client or wrong secret", 401, {"WWW-Authenticate": "Basic"}
-            )
+                return _oauth_error("slow_down", error.message, 429, {"Retry-After": str(error.details["retry_after"])})
+            return _oauth_error("invalid_client", "unknown client or wrong secret", 401, {"WWW-Authenticate": "Basic"})
         except ValueError:
             return _oauth_error("invalid_scope", "the requested scope is not within the client's scopes")
         return JSONResponse(

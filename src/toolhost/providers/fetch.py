@@ -276,11 +276,7 @@ class Fetcher:
             raise ValidationFailed(f"port {port} is refused")
         if host in REFUSED_HOST_NAMES or host.endswith(".localhost"):
             raise ValidationFailed(PRIVATE_ADDRESS, recover_with="use a public http(s) URL")
-        if (
-            scheme == "http"
-            and https_only
-            and not (self.settings.allow_http and self._host_allowlisted(host))
-        ):
+        if scheme == "http" and https_only and not (self.settings.allow_http and self._host_allowlisted(host)):
             raise ValidationFailed("only https URLs are accepted here")
         return parsed, host, port
 
@@ -308,9 +304,7 @@ class Fetcher:
         return host in self._allowed_hosts
 
     def _address_allowed(self, address: IPAddress) -> bool:
-        if any(
-            address.version == network.version and address in network for network in self._allowed_networks
-        ):
+        if any(address.version == network.version and address in network for network in self._allowed_networks):
             return True
         return is_public_address(address)
 
@@ -321,13 +315,9 @@ class Fetcher:
             async with asyncio.timeout(seconds):
                 return await operation
         except TimeoutError as error:
-            raise UpstreamFailed(
-                f"{_host_of(url)} did not answer within {seconds:g} s", provider="fetch"
-            ) from error
+            raise UpstreamFailed(f"{_host_of(url)} did not answer within {seconds:g} s", provider="fetch") from error
 
-    async def _follow(
-        self, url: str, *, limit: int, headers: dict[str, str], timeout: float
-    ) -> FetchedResponse:
+    async def _follow(self, url: str, *, limit: int, headers: dict[str, str], timeout: float) -> FetchedResponse:
         current = url
         first_host: str | None = None
         for _ in range(self.settings.max_redirects + 1):
@@ -336,18 +326,14 @@ class Fetcher:
             if target.host != first_host:
                 # credentials meant for the first site never follow a redirect to another one
                 headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
-            response = await self._send(
-                "GET", target, headers=headers, content=None, limit=limit, timeout=timeout
-            )
+            response = await self._send("GET", target, headers=headers, content=None, limit=limit, timeout=timeout)
             location = response.headers.get("location")
             if response.status not in REDIRECT_STATUSES or not location:
                 return response
             try:
                 current = str(target.url.join(location))
             except (httpx.InvalidURL, ValueError) as error:
-                raise UpstreamFailed(
-                    f"{target.host} redirected to an invalid URL", provider="fetch"
-                ) from error
+                raise UpstreamFailed(f"{target.host} redirected to an invalid URL", provider="fetch") from error
         raise UpstreamFailed(
             f"more than {self.settings.max_redirects} redirects from {_host_of(url)}", provider="fetch"
         )
@@ -371,9 +357,7 @@ class Fetcher:
             except httpx.ConnectError as error:
                 last_error = error  # the next checked address of the same name may answer
             except httpx.TimeoutException as error:
-                raise UpstreamFailed(
-                    f"{target.host} did not answer within {timeout:g} s", provider="fetch"
-                ) from error
+                raise UpstreamFailed(f"{target.host} did not answer within {timeout:g} s", provider="fetch") from error
             except httpx.HTTPError as error:
                 raise UpstreamFailed(f"fetching from {target.host} failed", provider="fetch") from error
         raise UpstreamFailed(f"could not connect to {target.host}", provider="fetch") from last_error
@@ -427,9 +411,7 @@ class Fetcher:
         for name, value in response.headers.multi_items():
             key = name.lower()
             merged[key] = f"{merged[key]}, {value}" if key in merged else value
-        return FetchedResponse(
-            url=str(target.url), status=response.status_code, headers=merged, content=bytes(body)
-        )
+        return FetchedResponse(url=str(target.url), status=response.status_code, headers=merged, content=bytes(body))
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:

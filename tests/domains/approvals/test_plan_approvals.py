@@ -18,9 +18,7 @@ POSTS = [
 
 
 async def stored_plan(tenant: Tenant, status: str = "draft") -> str:
-    saved = await tenant.data(
-        "save_content_plan", {"plan": {"topic": "Launch", "posts": POSTS}, "status": status}
-    )
+    saved = await tenant.data("save_content_plan", {"plan": {"topic": "Launch", "posts": POSTS}, "status": status})
     return str(saved["plan_id"])
 
 
@@ -144,9 +142,7 @@ async def test_another_tenants_plan_and_approval_ids_are_not_found(
         assert "Launch" not in response.text
     async with platform.session_factory() as session:
         assert (
-            await session.scalar(
-                select(func.count()).select_from(ApprovalItem).where(ApprovalItem.status != "pending")
-            )
+            await session.scalar(select(func.count()).select_from(ApprovalItem).where(ApprovalItem.status != "pending"))
             == 0
         )
 

@@ -22,7 +22,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
 
     release: threading.Event
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         if self.path == "/hang":
             self.release.wait(timeout=10)
             return
@@ -36,7 +36,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
             return
         super().do_GET()
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
 

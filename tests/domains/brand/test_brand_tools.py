@@ -58,9 +58,7 @@ def _error(response: Any) -> dict[str, Any]:
     return body["structuredContent"]["error"]  # type: ignore[no-any-return]
 
 
-async def test_extract_brand_reads_the_site_pages_and_css_and_saves_nothing(
-    tenant: Tenant, site: str
-) -> None:
+async def test_extract_brand_reads_the_site_pages_and_css_and_saves_nothing(tenant: Tenant, site: str) -> None:
     data = await tenant.data("extract_brand", {"url": site + "/", "response_format": "json"})
     assert data["brandName"] == "Harbor Notes"
     assert data["colors"]["primary"] == "#0f766e"
@@ -145,8 +143,7 @@ async def test_the_save_runtime_explain_check_cycle(tenant: Tenant) -> None:
     assert bad["bannedTermsFound"] == ["revolutionary"]
     assert bad["fabricationWarnings"]
     assert any(
-        claim["kind"] in ("ranking", "number", "guarantee") and not claim["supported"]
-        for claim in bad["claims"]
+        claim["kind"] in ("ranking", "number", "guarantee") and not claim["supported"] for claim in bad["claims"]
     )
     supported = [claim for claim in good["claims"] if claim["supported"]]
     assert supported
@@ -269,9 +266,7 @@ async def test_update_platform_voice_replaces_given_fields_and_keeps_the_rest(te
     first = await tenant.data(
         "update_platform_voice", {"platform": "linkedin", "tone": ["expert"], "cta_style": "Invite a reply"}
     )
-    second = await tenant.data(
-        "update_platform_voice", {"platform": "linkedin", "hashtag_strategy": "3 tags"}
-    )
+    second = await tenant.data("update_platform_voice", {"platform": "linkedin", "hashtag_strategy": "3 tags"})
     assert second["override"] == {
         "tone": ["expert"],
         "style": [],
@@ -333,7 +328,5 @@ async def test_audit_brand_colors_takes_any_finite_positive_threshold(tenant: Te
     data = await tenant.data("audit_brand_colors", {"content_colors": ["#ff00ff"], "threshold": 500})
     assert data["passed"] is True
     for refused in (0, -1):
-        response = await tenant.call(
-            "audit_brand_colors", {"content_colors": ["#ff00ff"], "threshold": refused}
-        )
+        response = await tenant.call("audit_brand_colors", {"content_colors": ["#ff00ff"], "threshold": refused})
         assert response.json()["error"]["error_type"] == "validation_error"

@@ -68,9 +68,7 @@ def test_an_invented_figure_is_not_clear_to_publish_whatever_its_overall() -> No
     assert result.overall >= 60
     assert result.passed, "the catalogue's pass rule: overall >= 60 and no banned term"
     assert not result.clear_to_publish
-    assert result.blockers == [
-        'Unsupported percentage claim: "Families who cook with us eat 73% more vegetables."'
-    ]
+    assert result.blockers == ['Unsupported percentage claim: "Families who cook with us eat 73% more vegetables."']
     supported = score_consistency(brands["sprout"], text.split(" Families")[0])
     assert supported.passed and supported.clear_to_publish
     assert supported.blockers == []

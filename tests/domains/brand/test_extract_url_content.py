@@ -9,9 +9,7 @@ if TYPE_CHECKING:
 
 
 async def test_an_article_returns_its_main_text_title_author_and_date(tenant: Tenant, site: str) -> None:
-    data = await tenant.data(
-        "extract_url_content", {"url": site + "/article.html", "response_format": "json"}
-    )
+    data = await tenant.data("extract_url_content", {"url": site + "/article.html", "response_format": "json"})
     assert data["source_type"] == "article"
     assert data["title"] == "How to run a shorter weekly meeting"
     assert data["author"] == "Jordan Lee"
@@ -30,12 +28,7 @@ async def test_a_product_page_returns_features_benefits_and_usp(tenant: Tenant, 
 
 
 async def test_transcripts_need_a_video_url_and_private_urls_are_refused(tenant: Tenant, site: str) -> None:
-    response = await tenant.call(
-        "extract_url_content", {"url": site + "/article.html", "extract_type": "transcript"}
-    )
+    response = await tenant.call("extract_url_content", {"url": site + "/article.html", "extract_type": "transcript"})
     assert response.json()["structuredContent"]["error"]["error_type"] == "validation_error"
     refused = await tenant.call("extract_url_content", {"url": "http://169.254.169.254/latest/meta-data/"})
-    assert (
-        refused.json()["structuredContent"]["error"]["message"]
-        == "URL resolves to a private or internal address"
-    )
+    assert refused.json()["structuredContent"]["error"]["message"] == "URL resolves to a private or internal address"

@@ -56,9 +56,7 @@ async def test_generate_content_is_deterministic_through_http(tenant: Tenant) ->
     assert first["content_id"] != second["content_id"]
 
 
-async def test_a_prompt_of_10001_characters_is_refused_and_costs_nothing(
-    tenant: Tenant, session: AsyncSession
-) -> None:
+async def test_a_prompt_of_10001_characters_is_refused_and_costs_nothing(tenant: Tenant, session: AsyncSession) -> None:
     before = await balance(tenant)
     response = await tenant.call("generate_content", {"prompt": "a" * 10_001, "content_type": "caption"})
     assert response.status_code == 400
@@ -68,9 +66,7 @@ async def test_a_prompt_of_10001_characters_is_refused_and_costs_nothing(
 
 
 async def test_an_unknown_platform_is_a_validation_error(tenant: Tenant) -> None:
-    response = await tenant.call(
-        "generate_content", {"prompt": "x", "content_type": "caption", "platform": "myspace"}
-    )
+    response = await tenant.call("generate_content", {"prompt": "x", "content_type": "caption", "platform": "myspace"})
     assert response.status_code == 400
     assert any(error["path"].startswith("platform") for error in response.json()["error"]["field_errors"])
 
@@ -79,9 +75,7 @@ async def test_an_unknown_model_lists_the_available_models_and_keeps_no_credits(
     tenant: Tenant, session: AsyncSession
 ) -> None:
     before = await balance(tenant)
-    response = await tenant.call(
-        "generate_content", {"prompt": "x", "content_type": "hook", "model": "gpt-9"}
-    )
+    response = await tenant.call("generate_content", {"prompt": "x", "content_type": "hook", "model": "gpt-9"})
     error = response.json()["error"]
     assert error["error_type"] == "validation_error"
     assert "builtin" in error["available_models"]
@@ -90,9 +84,7 @@ async def test_an_unknown_model_lists_the_available_models_and_keeps_no_credits(
 
 
 async def test_adapt_content_fits_the_target_and_says_so(tenant: Tenant) -> None:
-    long_post = " ".join(
-        f"Sentence number {n} explains one more detail about async updates." for n in range(40)
-    )
+    long_post = " ".join(f"Sentence number {n} explains one more detail about async updates." for n in range(40))
     response = await tenant.call(
         "adapt_content",
         {

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -40,7 +40,7 @@ def reference_server() -> Iterator[str]:
     photo, logo = png_bytes((640, 480), (200, 40, 40)), png_bytes((200, 100), (255, 0, 255))
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = logo if self.path == "/logo.png" else photo
             self.send_response(200)
             self.send_header("Content-Type", "image/png")
@@ -48,7 +48,7 @@ def reference_server() -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -161,7 +161,7 @@ async def test_a_reference_image_from_the_media_store_or_a_site_is_cover_cropped
         image = Image.open(io.BytesIO(served.content)).convert("RGB")
         assert image.size == size
         # A corner away from text and logo shows the reference darkened by 40 %.
-        red, green, _ = image.getpixel((5, image.height // 2 + 40))
+        red, green, _ = cast(tuple[int, int, int], image.getpixel((5, image.height // 2 + 40)))
         assert (red, green) == ((6, 120) if hue == "green" else (120, 24))
 
 
@@ -247,7 +247,9 @@ async def test_a_failed_render_is_refunded_exactly_once(
     conflict = (await tenant.call("cancel_async_job", {"job_id": job_id, "confirm": True})).json()
     assert conflict["error"]["current_status"] == "failed"
     async with platform.session_factory() as session, session.begin():
-        assert await jobs.refund(session, await session.get(Job, uuid.UUID(job_id))) == 0
+        job = await session.get(Job, uuid.UUID(job_id))
+        assert job is not None
+        assert await jobs.refund(session, job) == 0
     assert await balance(platform, tenant) == before
 
 

@@ -51,4 +51,5 @@ async def test_racing_workers_render_each_image_job_once_and_a_cancelled_one_nev
         after = await session.scalar(select(Account.credit_balance).where(Account.id == tenant.account_id))
     assert statuses == {"completed": 5, "cancelled": 1}
     assert outputs == 5
+    assert before is not None and after is not None
     assert before - after == 5 * 4

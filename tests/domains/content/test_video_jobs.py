@@ -60,7 +60,7 @@ def png(color: tuple[int, int, int]) -> str:
 async def served_video(client: httpx.AsyncClient, status: dict[str, Any]) -> av.container.InputContainer:
     response = await client.get(status["result_url"].removeprefix("http://testserver"))
     assert response.status_code == 200 and response.headers["content-type"].startswith("video/mp4")
-    return av.open(io.BytesIO(response.content))
+    return av.open(io.BytesIO(response.content), mode="r")
 
 
 async def test_a_video_job_completes_with_a_signed_url_serving_an_h264_mp4_at_30_fps(
@@ -187,7 +187,9 @@ async def test_a_failed_render_is_refunded_exactly_once(
     assert status["status"] == "failed" and status["failure_reason"] == "generation_failed"
     assert status["billing_status"] == "refunded" and status["credits_refunded"] == 16
     async with platform.session_factory() as session, session.begin():
-        assert await jobs.refund(session, await session.get(Job, uuid.UUID(job_id))) == 0
+        job = await session.get(Job, uuid.UUID(job_id))
+        assert job is not None
+        assert await jobs.refund(session, job) == 0
     assert await balance(platform, tenant) == before
 
 

@@ -52,7 +52,7 @@ async def job_count(platform: Platform) -> int:
 async def served_wav(client: httpx.AsyncClient, url: str) -> float:
     response = await client.get(url.removeprefix("http://testserver"))
     assert response.status_code == 200
-    with wave.open(io.BytesIO(response.content)) as audio:
+    with wave.open(io.BytesIO(response.content), "rb") as audio:
         return audio.getnframes() / audio.getframerate()
 
 
@@ -140,7 +140,9 @@ async def test_a_failed_synthesis_is_an_upstream_error_refunded_once(
     status = await tenant.data("check_status", {"job_id": pending["taskId"]})
     assert status["failure_reason"] == "generation_failed" and status["billing_status"] == "refunded"
     async with platform.session_factory() as session, session.begin():
-        assert await jobs.refund(session, await session.get(Job, uuid.UUID(pending["taskId"]))) == 0
+        job = await session.get(Job, uuid.UUID(pending["taskId"]))
+        assert job is not None
+        assert await jobs.refund(session, job) == 0
     assert await balance(platform, tenant) == before
 
 

@@ -68,9 +68,7 @@ class WebhookReceiver:
         if key not in self.published:
             self.published[key] = json.loads(body)
         external_id = f"ext-{key[-12:]}"
-        return JSONResponse(
-            {"external_post_id": external_id, "external_url": f"https://example.test/{external_id}"}
-        )
+        return JSONResponse({"external_post_id": external_id, "external_url": f"https://example.test/{external_id}"})
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/hook", self.handle, methods=["POST"])])
@@ -174,9 +172,7 @@ class MastodonStandIn:
         return JSONResponse(
             {
                 "ancestors": [],
-                "descendants": [
-                    status for status in self.statuses.values() if status["in_reply_to_id"] == parent
-                ],
+                "descendants": [status for status in self.statuses.values() if status["in_reply_to_id"] == parent],
             }
         )
 
@@ -218,10 +214,7 @@ class BlueskyStandIn:
 
     async def create_session(self, request: Request) -> Response:
         document = await request.json()
-        if (
-            document.get("identifier") not in (self.handle, self.did)
-            or document.get("password") != self.password
-        ):
+        if document.get("identifier") not in (self.handle, self.did) or document.get("password") != self.password:
             return JSONResponse({"error": "AuthenticationRequired"}, status_code=401)
         return JSONResponse(
             {"did": self.did, "handle": self.handle, "accessJwt": self.access, "refreshJwt": self.refresh}
@@ -260,9 +253,7 @@ class BlueskyStandIn:
         document = await request.json()
         rkey = document.get("rkey") or uuid.uuid4().hex[:13]
         if rkey in self.records:
-            return JSONResponse(
-                {"error": "InvalidRequest", "message": "Record already exists"}, status_code=400
-            )
+            return JSONResponse({"error": "InvalidRequest", "message": "Record already exists"}, status_code=400)
         self.creates += 1
         self.records[rkey] = document["record"]
         return JSONResponse({"uri": f"at://{self.did}/app.bsky.feed.post/{rkey}", "cid": f"cid{rkey}"})
@@ -271,9 +262,7 @@ class BlueskyStandIn:
         rkey = request.query_params.get("rkey", "")
         if rkey not in self.records:
             return JSONResponse({"error": "RecordNotFound"}, status_code=400)
-        return JSONResponse(
-            {"uri": f"at://{self.did}/app.bsky.feed.post/{rkey}", "value": self.records[rkey]}
-        )
+        return JSONResponse({"uri": f"at://{self.did}/app.bsky.feed.post/{rkey}", "value": self.records[rkey]})
 
     def _view(self, uri: str, record: dict[str, Any], handle: str) -> dict[str, Any]:
         return {
@@ -355,16 +344,13 @@ class YouTubeStandIn:
     async def token(self, request: Request) -> Response:
         async with request.form() as form:
             fields = dict(form)
-        form = fields
-        if form.get("client_id") != self.client_id or form.get("client_secret") != self.client_secret:
+        if fields.get("client_id") != self.client_id or fields.get("client_secret") != self.client_secret:
             return JSONResponse({"error": "invalid_client"}, status_code=401)
-        if form.get("grant_type") == "refresh_token" and form.get("refresh_token") == self.refresh_token:
+        if fields.get("grant_type") == "refresh_token" and fields.get("refresh_token") == self.refresh_token:
             self.refreshes += 1
             self.access_token = f"yt-access-{self.refreshes}"
-            return JSONResponse(
-                {"access_token": self.access_token, "expires_in": 3600, "token_type": "Bearer"}
-            )
-        if form.get("grant_type") == "authorization_code" and form.get("code") == "good-code":
+            return JSONResponse({"access_token": self.access_token, "expires_in": 3600, "token_type": "Bearer"})
+        if fields.get("grant_type") == "authorization_code" and fields.get("code") == "good-code":
             self.refreshes += 1
             self.access_token = f"yt-access-{self.refreshes}"
             return JSONResponse(
@@ -441,9 +427,7 @@ class YouTubeStandIn:
             }
         )
 
-    def add_comment(
-        self, *, text: str, author: str, video_id: str | None, parent_id: str | None
-    ) -> dict[str, Any]:
+    def add_comment(self, *, text: str, author: str, video_id: str | None, parent_id: str | None) -> dict[str, Any]:
         comment_id = f"Ug{len(self.comments) + 1}"
         self.comments[comment_id] = {
             "id": comment_id,

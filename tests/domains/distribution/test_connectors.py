@@ -21,6 +21,7 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.runtime import Platform
+from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
 
@@ -135,7 +136,7 @@ async def test_mastodon_publishes_a_status_with_its_media_once_under_the_idempot
     assert stand_in.requests == ["status"] * 2
     assert (await the_post(platform, post_id)).status == "published"
 
-    connector = accounts_service.Connectors(platform.settings).get("mastodon")
+    connector = Connectors(platform.settings).get("mastodon")
     assert connector is not None
     view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
     assert await connector.fetch_metrics(view, status["id"]) == {"likes": 3, "shares": 2, "comments": 1}

@@ -120,9 +120,7 @@ async def test_media_of_another_tenant_and_unfinished_jobs_are_refused(
     response = await other.call("get_media_url", {"r2_key": uploaded["r2_key"]})
     assert response.json()["structuredContent"]["error"]["error_type"] == "not_found"
     async with platform.session_factory() as session, session.begin():
-        job = Job(
-            account_id=tenant.account_id, project_id=tenant.project_id, job_type="image", status="processing"
-        )
+        job = Job(account_id=tenant.account_id, project_id=tenant.project_id, job_type="image", status="processing")
         session.add(job)
     response = await tenant.call("get_media_url", {"job_id": str(job.id)})
     problem = response.json()["structuredContent"]["error"]

@@ -98,9 +98,7 @@ async def test_a_connector_uploads_media_it_reads_from_the_bucket(
             {"instance_url": base, "access_token": stand_in.token},
         )
         key = await upload(tenant, png_bytes(), "image/png")
-        await tenant.data(
-            "schedule_post", {"caption": "From the bucket", "platforms": ["mastodon"], "r2_key": key}
-        )
+        await tenant.data("schedule_post", {"caption": "From the bucket", "platforms": ["mastodon"], "r2_key": key})
         await drain(worker)
     [status] = stand_in.statuses.values()
     assert status["media_ids"] == ["1"]

@@ -20,6 +20,7 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform.results import ValidationFailed
 from toolhost.platform.runtime import Platform
+from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
 CALLBACK = "http://testserver/app/connect/oauth/callback"
@@ -66,9 +67,7 @@ async def open_page(tenant: Tenant, client: httpx.AsyncClient, platform_name: st
 
 async def accounts_on(platform: Platform, platform_name: str) -> list[ConnectedAccount]:
     async with platform.session_factory() as session:
-        found = await session.scalars(
-            select(ConnectedAccount).where(ConnectedAccount.platform == platform_name)
-        )
+        found = await session.scalars(select(ConnectedAccount).where(ConnectedAccount.platform == platform_name))
         return list(found)
 
 
@@ -96,9 +95,7 @@ async def test_the_connect_page_completes_mastodon_oauth_on_the_instance(
         forged = await client.get("/app/connect/oauth/callback", params={"code": stand_in.code, "state": "x"})
         assert forged.status_code == 400
         assert stand_in.grants == []
-        done = await client.get(
-            "/app/connect/oauth/callback", params={"code": stand_in.code, "state": query["state"]}
-        )
+        done = await client.get("/app/connect/oauth/callback", params={"code": stand_in.code, "state": query["state"]})
         assert done.status_code == 200, done.text
         assert "@alice@127.0.0.1" in done.text
         assert stand_in.grants[0]["client_secret"] == app["client_secret"]
@@ -110,9 +107,7 @@ async def test_the_connect_page_completes_mastodon_oauth_on_the_instance(
         waited = await tenant.data("wait_for_connection", {"platform": "mastodon"})
         assert (waited["connected"], waited["account_id"]) == (True, str(account.id))
 
-        again = await client.get(
-            "/app/connect/oauth/callback", params={"code": stand_in.code, "state": query["state"]}
-        )
+        again = await client.get("/app/connect/oauth/callback", params={"code": stand_in.code, "state": query["state"]})
         assert again.status_code == 400, "the link was spent: a replayed callback connects nothing"
         assert len(await accounts_on(platform, "mastodon")) == 1
 
@@ -138,15 +133,11 @@ async def test_the_connect_page_completes_youtube_oauth_and_a_bad_code_connects_
     assert (query["access_type"], query["prompt"]) == ("offline", "consent")
     assert "https://www.googleapis.com/auth/youtube.upload" in query["scope"].split()
 
-    refused = await client.get(
-        "/app/connect/oauth/callback", params={"code": "bad-code", "state": query["state"]}
-    )
+    refused = await client.get("/app/connect/oauth/callback", params={"code": "bad-code", "state": query["state"]})
     assert refused.status_code == 400
     assert await accounts_on(platform, "youtube") == []
 
-    done = await client.get(
-        "/app/connect/oauth/callback", params={"code": "good-code", "state": query["state"]}
-    )
+    done = await client.get("/app/connect/oauth/callback", params={"code": "good-code", "state": query["state"]})
     assert done.status_code == 200, done.text
     assert "Alice Channel" in done.text
     [account] = await accounts_on(platform, "youtube")
@@ -165,19 +156,15 @@ async def test_youtube_lists_posts_replies_to_moderates_and_deletes_comments(
     tenant: Tenant, platform: Platform, youtube: tuple[YouTubeStandIn, str]
 ) -> None:
     stand_in, _ = youtube
-    account = await connect(
-        platform, tenant.project_id, "youtube", "youtube", {"refresh_token": "refresh-yt"}
-    )
-    connector = accounts_service.Connectors(platform.settings).get("youtube")
+    account = await connect(platform, tenant.project_id, "youtube", "youtube", {"refresh_token": "refresh-yt"})
+    connector = Connectors(platform.settings).get("youtube")
     assert connector is not None
     view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
     viewer = stand_in.add_comment(text="Great video!", author="Bob", video_id="vid1", parent_id=None)
     stand_in.add_comment(text="On another video", author="Carol", video_id="vid2", parent_id=None)
 
     listed = await connector.list_comments(view, "vid1", limit=10)
-    assert [(comment.id, comment.text, comment.author) for comment in listed] == [
-        (viewer["id"], "Great video!", "Bob")
-    ]
+    assert [(comment.id, comment.text, comment.author) for comment in listed] == [(viewer["id"], "Great video!", "Bob")]
 
     posted = await connector.post_comment(view, "vid1", "Thanks for watching")
     assert stand_in.comments[posted.id]["videoId"] == "vid1"
@@ -218,7 +205,7 @@ async def test_bluesky_lists_replies_replies_in_thread_and_deletes_only_its_own(
             "bluesky",
             {"handle": stand_in.handle, "app_password": stand_in.password, "service": base},
         )
-        connector = accounts_service.Connectors(platform.settings).get("bluesky")
+        connector = Connectors(platform.settings).get("bluesky")
         assert connector is not None
         view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
         stand_in.records["post1"] = {"text": "Our launch", "createdAt": "2026-11-20T00:00:00Z"}

@@ -30,9 +30,7 @@ MONDAY = "2030-01-07T00:00:00Z"  # a Monday
 async def test_slots_prefer_midweek_preferred_hours_and_keep_their_distance_from_scheduled_posts(
     tenant: Tenant, platform: Platform, receiver: tuple[object, str]
 ) -> None:
-    first = await tenant.data(
-        "find_next_slots", {"platforms": ["twitter"], "count": 3, "start_after": MONDAY}
-    )
+    first = await tenant.data("find_next_slots", {"platforms": ["twitter"], "count": 3, "start_after": MONDAY})
     assert [slot["datetime"] for slot in first["slots"]] == [
         "2030-01-08T09:00:00Z",
         "2030-01-09T09:00:00Z",
@@ -44,9 +42,7 @@ async def test_slots_prefer_midweek_preferred_hours_and_keep_their_distance_from
     await tenant.data(
         "schedule_post", {"caption": "Taken", "platforms": ["twitter"], "schedule_at": "2030-01-08T10:00:00Z"}
     )
-    second = await tenant.data(
-        "find_next_slots", {"platforms": ["twitter"], "count": 3, "start_after": MONDAY}
-    )
+    second = await tenant.data("find_next_slots", {"platforms": ["twitter"], "count": 3, "start_after": MONDAY})
     assert "2030-01-08T09:00:00Z" not in [slot["datetime"] for slot in second["slots"]]
     assert second["conflicts_avoided"] >= 1
     response = await tenant.call("find_next_slots", {"platforms": ["twitter"], "start_after": "next week"})
@@ -106,9 +102,7 @@ async def test_the_connect_page_creates_a_webhook_account_and_shows_its_secret_o
 ) -> None:
     started = await tenant.data("start_platform_connection", {"platform": "threads"})
     assert started["deep_link"].startswith("http://testserver/app/connect/")
-    waited = await tenant.data(
-        "wait_for_connection", {"platform": "threads", "timeout_s": 5, "poll_interval_s": 2}
-    )
+    waited = await tenant.data("wait_for_connection", {"platform": "threads", "timeout_s": 5, "poll_interval_s": 2})
     assert waited["connected"] is False
     assert waited["timed_out"] is True
 
@@ -156,9 +150,7 @@ async def test_webhook_events_need_the_account_signature(
     assert response.status_code == 202
     assert response.json() == {"accepted": 2}
     forged = {webhook.SIGNATURE_HEADER: webhook.sign("whsec_wrong", body, int(time.time()))}
-    assert (
-        await client.post("/v1/connectors/webhook/events", content=body, headers=forged)
-    ).status_code == 401
+    assert (await client.post("/v1/connectors/webhook/events", content=body, headers=forged)).status_code == 401
     async with platform.session_factory() as session:
         kinds = sorted(event.kind for event in await session.scalars(select(ConnectorEvent)))
     assert kinds == ["comment", "metrics"]

@@ -28,7 +28,7 @@ def feed_server() -> Iterator[tuple[str, list[str]]]:
     hits: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             hits.append(self.path)
             body = FEED if self.path == "/feed" else b"<html><body>not a feed</body></html>"
             self.send_response(200)
@@ -37,7 +37,7 @@ def feed_server() -> Iterator[tuple[str, list[str]]]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -60,7 +60,7 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 async def test_rss_trends_are_ranked_filtered_by_niche_and_cached(
     tenant: Tenant, feed_server: tuple[str, list[str]]
-):
+) -> None:
     base, hits = feed_server
     arguments = {"source": "rss", "url": f"{base}/feed", "niche": "remote standups"}
     first = await tenant.data("fetch_trends", arguments)
@@ -77,9 +77,7 @@ async def test_rss_trends_are_ranked_filtered_by_niche_and_cached(
     assert len(hits) == 2
 
 
-async def test_a_feed_that_is_not_xml_is_a_validation_error(
-    tenant: Tenant, feed_server: tuple[str, list[str]]
-):
+async def test_a_feed_that_is_not_xml_is_a_validation_error(tenant: Tenant, feed_server: tuple[str, list[str]]) -> None:
     base, _ = feed_server
     response = await tenant.call("fetch_trends", {"source": "rss", "url": f"{base}/page"})
     assert response.json()["error"]["error_type"] == "validation_error"

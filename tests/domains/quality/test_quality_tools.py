@@ -19,9 +19,14 @@ async def test_quality_check_reports_seven_categories_and_the_text_summary(tenan
 async def test_generated_posts_pass_quality_and_brand_consistency_on_the_brand(tenant: Tenant) -> None:
     await tenant.data("save_brand_profile", {"brand_context": BRANDS["relay"]})
     for platform in ("linkedin", "twitter", "instagram"):
-        generated = await tenant.data("generate_content", {
-            "prompt": "Write a post about replacing daily standups with async updates",
-            "content_type": "caption", "platform": platform})
+        generated = await tenant.data(
+            "generate_content",
+            {
+                "prompt": "Write a post about replacing daily standups with async updates",
+                "content_type": "caption",
+                "platform": platform,
+            },
+        )
         checked = await tenant.data("quality_check", {"caption": generated["text"], "platforms": [platform]})
         brand = next(item for item in checked["categories"] if item["name"] == "Brand Alignment")
         assert "brand consistency" in brand["detail"].lower()
@@ -31,15 +36,21 @@ async def test_generated_posts_pass_quality_and_brand_consistency_on_the_brand(t
 
 
 async def test_a_custom_banned_term_blocks_the_post(tenant: Tenant) -> None:
-    data = await tenant.data("quality_check", {
-        "caption": "Why do remote teams lose focus time? Read our guide and tell us in the comments. #Focus",
-        "platforms": ["linkedin"], "custom_banned_terms": ["guide"]})
+    data = await tenant.data(
+        "quality_check",
+        {
+            "caption": "Why do remote teams lose focus time? Read our guide and tell us in the comments. #Focus",
+            "platforms": ["linkedin"],
+            "custom_banned_terms": ["guide"],
+        },
+    )
     assert 'Contains blocked term: "guide"' in data["blockers"]
 
 
 async def test_brand_keyword_takes_the_default_string_limit(tenant: Tenant) -> None:
     keyword = "async updates " + "and calmer weeks " * 20  # over the old 200 characters
     data = await tenant.data(
-        "quality_check", {"caption": "Why async updates work. Reply below.", "platforms": ["linkedin"],
-                          "brand_keyword": keyword})
+        "quality_check",
+        {"caption": "Why async updates work. Reply below.", "platforms": ["linkedin"], "brand_keyword": keyword},
+    )
     assert len(data["categories"]) == 7

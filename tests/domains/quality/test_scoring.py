@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
+from toolhost.domains.quality.scoring import BrandSignals, PostInput, QualityResult, score_post
 
 DATA = Path(__file__).parents[2] / "data" / "quality" / "labelled_posts.jsonl"
 
@@ -27,9 +27,7 @@ def test_the_score_separates_publishable_from_unpublishable_posts() -> None:
     ]
     labels = [row["label"] for row in rows]
     assert _auc([float(result.total) for result in results], labels) >= 0.85
-    accuracy = sum(int(result.passed) == label for result, label in zip(results, labels, strict=True)) / len(
-        rows
-    )
+    accuracy = sum(int(result.passed) == label for result, label in zip(results, labels, strict=True)) / len(rows)
     assert accuracy >= 0.85
 
 
@@ -60,14 +58,13 @@ def test_a_plan_post_without_media_for_instagram_is_flagged() -> None:
         "#skincare #sensitiveskin #fragrancefree #routine #tips"
     )
     with_media = score_post(
-        PostInput(
-            caption=caption, platforms=("instagram",), plan_post=True, media_url="https://example.com/a.png"
-        )
+        PostInput(caption=caption, platforms=("instagram",), plan_post=True, media_url="https://example.com/a.png")
     )
     without = score_post(PostInput(caption=caption, platforms=("instagram",), plan_post=True))
 
-    def fit(result: object) -> int:
-        return next(item["score"] for item in result.categories if item["name"] == "Platform Fit")  # type: ignore[attr-defined]
+    def fit(result: QualityResult) -> int:
+        score: int = next(item["score"] for item in result.categories if item["name"] == "Platform Fit")
+        return score
 
     assert fit(without) < 3 <= fit(with_media)
 

@@ -34,12 +34,26 @@ async def test_constraints_list_all_seven_layouts_and_the_json_data_is_the_layou
     layouts_shown = body["structuredContent"]["layouts"]
     assert sorted(layouts_shown) == sorted(LAYOUTS)
     assert layouts_shown["authority-statement"]["headline"] == {
-        "fontSize": 86, "effectiveWidthPx": 920, "maxLines": 3, "expectedLines": 2, "uppercase": True}
+        "fontSize": 86,
+        "effectiveWidthPx": 920,
+        "maxLines": 3,
+        "expectedLines": 2,
+        "uppercase": True,
+    }
     assert layouts_shown["cinematic-hook"]["label"] == {
-        "fontSize": 18, "effectiveWidthPx": 968, "maxLines": 1, "expectedLines": 1, "singleLine": True,
-        "uppercase": True}
+        "fontSize": 18,
+        "effectiveWidthPx": 968,
+        "maxLines": 1,
+        "expectedLines": 1,
+        "singleLine": True,
+        "uppercase": True,
+    }
     assert layouts_shown["editorial-content"]["body"] == {
-        "fontSize": 23, "effectiveWidthPx": 968, "maxLines": 5, "expectedLines": 3}
+        "fontSize": 23,
+        "effectiveWidthPx": 968,
+        "maxLines": 5,
+        "expectedLines": 3,
+    }
     envelope = json.loads(body["content"][0]["text"])
     assert envelope["data"] == layouts_shown  # RF json by default, unwrapped
 
@@ -75,17 +89,29 @@ async def test_short_copy_passes_with_no_hint(tenant: Tenant) -> None:
 
 async def test_a_long_authority_headline_overflows_with_the_catalogue_hint(tenant: Tenant) -> None:
     headline = "Why every remote team loses its best focus hours to status meetings nobody needed"
-    response = await tenant.call("visual_quality_check", {
-        "slides": [{"slideNumber": 1, "headline": "Start here"},
-                   {"slideNumber": 2, "headline": headline, "body": "Short."},
-                   {"slideNumber": 3, "headline": "Go"}],
-        "visual_style": "bold-authority"})
+    response = await tenant.call(
+        "visual_quality_check",
+        {
+            "slides": [
+                {"slideNumber": 1, "headline": "Start here"},
+                {"slideNumber": 2, "headline": headline, "body": "Short."},
+                {"slideNumber": 3, "headline": "Go"},
+            ],
+            "visual_style": "bold-authority",
+        },
+    )
     data = response.json()["structuredContent"]
     assert data["passed"] is False
     [issue] = data["preRender"]["overflowIssues"]
     expected = line_count(headline, LAYOUTS["authority-statement"]["headline"])
-    assert issue == {"slideIdx": 1, "field": "headline", "kind": "overflow", "detail": issue["detail"],
-                     "estimatedLines": expected, "maxLines": 3}
+    assert issue == {
+        "slideIdx": 1,
+        "field": "headline",
+        "kind": "overflow",
+        "detail": issue["detail"],
+        "estimatedLines": expected,
+        "maxLines": 3,
+    }
     assert expected > 3
     assert "authority-statement" in issue["detail"]
     assert data["correctiveHint"] == f"headline: too long ({expected} lines, max 3) \u2014 cut to about 84 chars"
@@ -95,9 +121,13 @@ async def test_a_long_authority_headline_overflows_with_the_catalogue_hint(tenan
 
 async def test_a_label_over_one_line_is_single_line_exceeded(tenant: Tenant) -> None:
     label = "moody backlit portrait of a founder at a desk late at night with city lights behind " * 2
-    data = await tenant.data("visual_quality_check", {
-        "slides": [{"slideNumber": 1, "headline": "Late nights are a choice", "visualDirection": label}],
-        "visual_style": "dark-cinematic"})
+    data = await tenant.data(
+        "visual_quality_check",
+        {
+            "slides": [{"slideNumber": 1, "headline": "Late nights are a choice", "visualDirection": label}],
+            "visual_style": "dark-cinematic",
+        },
+    )
     [issue] = data["preRender"]["overflowIssues"]
     assert (issue["field"], issue["kind"], issue["maxLines"]) == ("label", "single-line-exceeded", 1)
     assert data["correctiveHint"] == "label: must fit on one line \u2014 shorten to under 30 characters"
@@ -105,29 +135,43 @@ async def test_a_label_over_one_line_is_single_line_exceeded(tenant: Tenant) -> 
 
 async def test_editorial_bullets_come_from_body_sentences_and_each_is_checked(tenant: Tenant) -> None:
     long_sentence = "This sentence keeps going " * 12 + "."
-    data = await tenant.data("visual_quality_check", {
-        "slides": [{"slideNumber": 1, "headline": "Three habits",
-                    "body": f"Short. {long_sentence} Write it down first."},
-                   {"slideNumber": 2, "headline": "Done"}]})
+    data = await tenant.data(
+        "visual_quality_check",
+        {
+            "slides": [
+                {"slideNumber": 1, "headline": "Three habits", "body": f"Short. {long_sentence} Write it down first."},
+                {"slideNumber": 2, "headline": "Done"},
+            ]
+        },
+    )
     fields = [(issue["slideIdx"], issue["field"]) for issue in data["preRender"]["overflowIssues"]]
     assert fields == [(0, "bullet")]  # "Short." is under 10 characters, so it is no bullet
-    explicit = await tenant.data("visual_quality_check", {
-        "slides": [{"slideNumber": 1, "headline": "Three habits", "body": long_sentence, "bullets": ["One", "Two"]},
-                   {"slideNumber": 2, "headline": "Done"}]})
+    explicit = await tenant.data(
+        "visual_quality_check",
+        {
+            "slides": [
+                {"slideNumber": 1, "headline": "Three habits", "body": long_sentence, "bullets": ["One", "Two"]},
+                {"slideNumber": 2, "headline": "Done"},
+            ]
+        },
+    )
     assert explicit["passed"] is True  # the given bullets replace the body's sentences
 
 
 async def test_an_unknown_layout_is_an_overflow_issue(tenant: Tenant) -> None:
-    data = await tenant.data("visual_quality_check", {
-        "slides": [{"slideNumber": 1, "headline": "Hi", "layout": "poster-xl"}]})
+    data = await tenant.data(
+        "visual_quality_check", {"slides": [{"slideNumber": 1, "headline": "Hi", "layout": "poster-xl"}]}
+    )
     [issue] = data["preRender"]["overflowIssues"]
     assert (issue["field"], issue["kind"]) == ("(unknown-layout)", "overflow")
     assert data["passed"] is False
 
 
 async def test_spelling_reports_unknown_words_and_accepts_the_brand_vocabulary(tenant: Tenant) -> None:
-    slides = [{"slideNumber": 1, "headline": "We recieve Zentrixa reports", "body": "LinkedIn posts, 10x faster."},
-              {"slideNumber": 2, "headline": "Done"}]
+    slides = [
+        {"slideNumber": 1, "headline": "We recieve Zentrixa reports", "body": "LinkedIn posts, 10x faster."},
+        {"slideNumber": 2, "headline": "Done"},
+    ]
     data = await tenant.data("visual_quality_check", {"slides": slides})
     assert data["passed"] is True  # spelling never fails the gate
     words = [issue["word"] for issue in data["preRender"]["spellingIssues"]]
@@ -163,7 +207,8 @@ async def test_bad_slides_are_validation_errors(tenant: Tenant, arguments: dict[
 async def test_another_tenants_project_is_not_found(tenant: Tenant, make_tenant: Any) -> None:
     other = await make_tenant()
     response = await tenant.call(
-        "visual_quality_check", {"slides": [{"slideNumber": 1}], "project_id": str(other.project_id)})
+        "visual_quality_check", {"slides": [{"slideNumber": 1}], "project_id": str(other.project_id)}
+    )
     assert response.status_code == 404
 
 
@@ -207,9 +252,7 @@ def test_without_a_font_glyphs_are_0_55_of_the_size(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("template_id", TEMPLATES)
-async def test_generate_carousel_slides_pass_the_visual_gate_in_every_style(
-    make_tenant: Any, template_id: str
-) -> None:
+async def test_generate_carousel_slides_pass_the_visual_gate_in_every_style(make_tenant: Any, template_id: str) -> None:
     long_url = "https://relay.example.com/guides/" + "async-standups-for-remote-teams/" * 40
     failures = []
     for brand in (None, *BRANDS):
@@ -217,12 +260,20 @@ async def test_generate_carousel_slides_pass_the_visual_gate_in_every_style(
         if brand:
             await tenant.data("save_brand_profile", {"brand_context": BRANDS[brand]})
         for style, visual_style in layouts.VISUAL_STYLE_OF_CAROUSEL_STYLE.items():
-            carousel = await tenant.data("generate_carousel", {
-                "topic": "Why replacing daily standups with async updates saves remote teams 5 hours every week",
-                "template_id": template_id, "style": style, "slide_count": 10,
-                "cta_text": "Get the free async standup template", "cta_url": long_url})
+            carousel = await tenant.data(
+                "generate_carousel",
+                {
+                    "topic": "Why replacing daily standups with async updates saves remote teams 5 hours every week",
+                    "template_id": template_id,
+                    "style": style,
+                    "slide_count": 10,
+                    "cta_text": "Get the free async standup template",
+                    "cta_url": long_url,
+                },
+            )
             checked = await tenant.data(
-                "visual_quality_check", {"slides": carousel["slides"], "visual_style": visual_style})
+                "visual_quality_check", {"slides": carousel["slides"], "visual_style": visual_style}
+            )
             if not checked["passed"]:
                 failures.append((brand, style, checked["preRender"]["overflowIssues"]))
     assert not failures, failures
@@ -233,5 +284,6 @@ async def test_a_given_hook_stays_verbatim_even_when_the_gate_would_cut_it(tenan
     carousel = await tenant.data("generate_carousel", {"topic": "async standups", "style": "bold", "hook": hook})
     assert carousel["slides"][0]["headline"] == hook
     checked = await tenant.data(
-        "visual_quality_check", {"slides": carousel["slides"], "visual_style": "bold-authority"})
+        "visual_quality_check", {"slides": carousel["slides"], "visual_style": "bold-authority"}
+    )
     assert [issue["slideIdx"] for issue in checked["preRender"]["overflowIssues"]] == [0]

@@ -116,9 +116,7 @@ async def test_skills_refuse_unknown_ids_and_bad_arguments(tenant: Tenant) -> No
     assert studio.status_code == 400
 
 
-async def test_another_tenants_project_is_not_found_for_get_skill(
-    tenant: Tenant, make_tenant: TenantFactory
-) -> None:
+async def test_another_tenants_project_is_not_found_for_get_skill(tenant: Tenant, make_tenant: TenantFactory) -> None:
     other = await make_tenant()
     response = await tenant.call("get_skill", {"slug": "hook-writing", "project_id": str(other.project_id)})
     assert response.status_code == 404

@@ -15,12 +15,12 @@ import threading
 import uuid
 import wave
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import av
 import httpx
 import pytest
-from PIL import Image
+from PIL import Image, ImageSequence
 from sqlalchemy import select
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
@@ -126,7 +126,8 @@ def test_frames_are_drawn_in_the_brand_palette() -> None:
     )
     composition = COMPOSITIONS["StoryboardVideo-Square"]
     built = render.scenes(composition, json.loads(ONE_SECOND), (200, 200), look, render.Assets(), 1.0)
-    red, green, blue = render.frame_at(built, 0.5).getpixel((0, 0))  # the gradient starts at the primary colour
+    # The gradient starts at the primary colour.
+    red, green, blue = cast(tuple[int, int, int], render.frame_at(built, 0.5).getpixel((0, 0)))
     assert abs(red - 0x0A) < 12 and abs(green - 0x7D) < 12 and abs(blue - 0x32) < 12
 
 
@@ -144,7 +145,7 @@ async def test_a_demo_render_waits_and_answers_a_completed_h264_mp4_charged_once
     assert done["resolution"] == "1080×1080" and done["duration_seconds"] == 1.0
     assert done["r2_key"].startswith(f"projects/{tenant.project_id}/demo_render/") and done["r2_key"].endswith(".mp4")
     assert done["r2_key"].rsplit("/", 1)[-1] in body["content"][0]["text"]
-    with av.open(io.BytesIO(await served(client, done["signed_url"]))) as container:
+    with av.open(io.BytesIO(await served(client, done["signed_url"])), mode="r") as container:
         stream = container.streams.video[0]
         assert stream.codec_context.name == "h264" and (stream.width, stream.height) == (1080, 1080)
         assert stream.average_rate == 30 and sum(1 for _ in container.decode(video=0)) == 30
@@ -163,9 +164,8 @@ async def test_a_gif_demo_is_540_wide_at_15_fps(tenant: Tenant, platform: Platfo
     with Image.open(io.BytesIO(await served(client, done["signed_url"]))) as gif:
         assert gif.format == "GIF" and gif.size == (540, 960)
         durations = []
-        for index in range(gif.n_frames):
-            gif.seek(index)
-            durations.append(gif.info["duration"])
+        for frame in ImageSequence.Iterator(gif):
+            durations.append(frame.info["duration"])
     # 15 frames of 1/15 s (Pillow merges identical neighbours into one longer frame).
     assert sum(durations) == 1000 and len(durations) > 5
 
@@ -224,7 +224,7 @@ async def test_a_template_render_queues_its_own_props_at_the_aspect_and_renders_
     assert await jobs.run_jobs(worker(platform)) == 1
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["job_type"] == "template_render" and status["status"] == "completed"
-    with av.open(io.BytesIO(await served(client, status["result_url"]))) as container:
+    with av.open(io.BytesIO(await served(client, status["result_url"])), mode="r") as container:
         frames = [frame.to_image() for frame in container.decode(video=0)]
     assert len(frames) == 30 and frames[0].size == (1920, 1080)
     red, green, _ = frames[15].getpixel((20, 540))  # the frame's media, darkened 40 %
@@ -272,7 +272,9 @@ async def test_a_failed_render_is_refunded_exactly_once(
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "failed" and status["billing_status"] == "refunded" and status["credits_refunded"] == 6
     async with platform.session_factory() as session, session.begin():
-        assert await jobs.refund(session, await session.get(Job, uuid.UUID(queued["job_id"]))) == 0
+        job = await session.get(Job, uuid.UUID(queued["job_id"]))
+        assert job is not None
+        assert await jobs.refund(session, job) == 0
     assert await balance(platform, tenant) == before
 
 
@@ -355,7 +357,7 @@ async def test_a_voiceover_key_becomes_the_aac_track_and_a_video_key_loops_behin
     assert await jobs.run_jobs(worker(platform)) == 1
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "completed", status
-    with av.open(io.BytesIO(await served(client, status["result_url"]))) as container:
+    with av.open(io.BytesIO(await served(client, status["result_url"])), mode="r") as container:
         assert container.streams.audio and container.streams.audio[0].codec_context.name == "aac"
         # The audio is cut at the video's end (1 s), not the voiceover's 2 s.
         assert container.duration is not None and container.duration / av.time_base < 1.2

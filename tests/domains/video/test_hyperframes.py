@@ -129,7 +129,7 @@ async def test_a_page_is_captured_at_each_seek_with_its_props_into_an_h264_mp4(
     assert status["status"] == "completed", status
     assert status["job_type"] == "hyperframes_render" and status["billing_status"] == "charged"
     response = await client.get(status["result_url"].removeprefix("http://testserver"))
-    with av.open(io.BytesIO(response.content)) as container:
+    with av.open(io.BytesIO(response.content), mode="r") as container:
         stream = container.streams.video[0]
         assert stream.codec_context.name == "h264" and (stream.width, stream.height) == (540, 960)
         frames = [frame.to_image() for frame in container.decode(video=0)]
@@ -180,7 +180,7 @@ setTimeout(() => {{ location.href = 'https://example.com/'; }}, 0);
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "completed", status
     response = await client.get(status["result_url"].removeprefix("http://testserver"))
-    with av.open(io.BytesIO(response.content)) as container:
+    with av.open(io.BytesIO(response.content), mode="r") as container:
         frames = [frame.to_image() for frame in container.decode(video=0)]
     assert len(frames) == 3
     pixel = frames[-1].getpixel((270, 480))
@@ -215,7 +215,7 @@ window.__hf = {{ duration: 1, seek(t) {{ mounted.forEach((block) => block.seek(t
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "completed", status
     response = await client.get(status["result_url"].removeprefix("http://testserver"))
-    with av.open(io.BytesIO(response.content)) as container:
+    with av.open(io.BytesIO(response.content), mode="r") as container:
         frames = [frame.to_image() for frame in container.decode(video=0)]
     # The second bar (right half) grows from nothing at t=0 to the full chart height by the end.
     assert frames[0].getpixel((400, 700))[1] < 60

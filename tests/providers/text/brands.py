@@ -22,9 +22,7 @@ def runtime_of(profile: dict[str, Any]) -> dict[str, Any]:
         "messaging": {
             "valuePropositions": profile.get("valuePropositions", []),
             "messagingPillars": profile.get("messagingPillars", []),
-            "contentPillars": [
-                f"{p['name']} ({round(p['weight'] * 100)}%)" for p in profile.get("contentPillars", [])
-            ],
+            "contentPillars": [f"{p['name']} ({round(p['weight'] * 100)}%)" for p in profile.get("contentPillars", [])],
             "proofPoints": profile.get("proofPoints", []),
             "socialProof": profile.get("socialProof", {}),
         },

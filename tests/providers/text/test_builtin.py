@@ -7,7 +7,7 @@ import re
 import pytest
 from tests.providers.text.brands import BRANDS, runtime_of
 
-from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, PostRequest
+from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, ContentType, HookFamily, PostRequest
 from toolhost.providers.text.builtin import BuiltinTextProvider
 from toolhost.providers.text.platforms import RULES
 from toolhost.providers.text.terms import find_terms
@@ -16,7 +16,7 @@ RELAY = BrandContext.from_runtime(runtime_of(BRANDS["relay"]))
 
 
 def caption(
-    prompt: str, platform: str = "linkedin", family: str | None = None, brand: BrandContext = RELAY
+    prompt: str, platform: str = "linkedin", family: HookFamily | None = None, brand: BrandContext = RELAY
 ) -> str:
     return BuiltinTextProvider().compose(
         PostRequest(prompt=prompt, content_type="caption", brand=brand, platform=platform, hook_family=family)
@@ -37,9 +37,7 @@ def test_different_topics_and_hook_families_give_visibly_different_posts() -> No
 
 @pytest.mark.parametrize("platform", sorted(RULES))
 def test_captions_fit_the_platform_limit_and_hashtag_guidance(platform: str) -> None:
-    text = caption(
-        "Write a post about replacing daily standups with async updates for remote teams", platform
-    )
+    text = caption("Write a post about replacing daily standups with async updates for remote teams", platform)
     rules = RULES[platform]
     assert len(text) <= rules.caption_limit
     assert len(re.findall(r"(?:^|\s)#\w+", text)) <= rules.hashtags_max
@@ -66,7 +64,7 @@ def test_a_brand_without_contractions_gets_none() -> None:
 
 
 @pytest.mark.parametrize("content_type", ["hook", "script", "blog"])
-def test_each_content_type_has_its_shape(content_type: str) -> None:
+def test_each_content_type_has_its_shape(content_type: ContentType) -> None:
     text = BuiltinTextProvider().compose(
         PostRequest(
             prompt="A 30 second video about async standups",

@@ -25,11 +25,9 @@ class ChatStandIn:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                stand_in.requests.append(
-                    {"body": json.loads(body), "auth": self.headers.get("Authorization")}
-                )
+                stand_in.requests.append({"body": json.loads(body), "auth": self.headers.get("Authorization")})
                 status, reply = stand_in.replies.pop(0) if stand_in.replies else (500, "{}")
                 if reply == "hang":
                     stand_in.release.wait(timeout=10)
@@ -41,7 +39,7 @@ class ChatStandIn:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 return
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -52,9 +50,7 @@ class ChatStandIn:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def answer(self, content: str, status: int = 200) -> None:
-        self.replies.append(
-            (status, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}))
-        )
+        self.replies.append((status, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]})))
 
 
 @pytest.fixture
@@ -124,9 +120,7 @@ async def test_a_timeout_is_an_upstream_error(chat: ChatStandIn) -> None:
 
 async def test_malformed_json_for_a_structured_tool_is_an_upstream_error(chat: ChatStandIn) -> None:
     chat.answer("{this is not json")
-    request = CarouselRequest(
-        topic="async standups", template_id="step-by-step", slide_count=3, brand=BrandContext()
-    )
+    request = CarouselRequest(topic="async standups", template_id="step-by-step", slide_count=3, brand=BrandContext())
     with pytest.raises(UpstreamFailed, match="malformed JSON"):
         await provider(chat).carousel(request)
 
@@ -139,13 +133,9 @@ async def test_a_body_that_is_not_a_chat_completion_is_an_upstream_error(chat: C
 
 async def test_structured_output_asks_for_a_json_schema_and_returns_the_slides(chat: ChatStandIn) -> None:
     chat.answer(
-        json.dumps(
-            {"slides": [{"headline": "One"}, {"headline": "Two"}, {"headline": "Three", "ctaText": "Follow"}]}
-        )
+        json.dumps({"slides": [{"headline": "One"}, {"headline": "Two"}, {"headline": "Three", "ctaText": "Follow"}]})
     )
-    request = CarouselRequest(
-        topic="async standups", template_id="step-by-step", slide_count=3, brand=BrandContext()
-    )
+    request = CarouselRequest(topic="async standups", template_id="step-by-step", slide_count=3, brand=BrandContext())
     slides = await provider(chat).carousel(request)
     assert [slide["slideNumber"] for slide in slides] == [1, 2, 3]
     body = chat.requests[0]["body"]

@@ -80,7 +80,6 @@ class GetMcpUsageOut(ToolOutput):
     def summary(self) -> str:
         lines = [f"{self.totalCalls} calls, {self.totalCredits} credits this period"]
         lines += [
-            f"- {usage.tool_name}: {usage.call_count} calls, {usage.credits_total} credits"
-            for usage in self.tools[:20]
+            f"- {usage.tool_name}: {usage.call_count} calls, {usage.credits_total} credits" for usage in self.tools[:20]
         ]
         return "\n".join(lines)

@@ -65,9 +65,7 @@ class RespondPlanApprovalIn(ToolInput):
 
     approval_id: UUIDStr
     decision: Decision
-    edited_post: SmallRecord | None = Field(
-        default=None, description="The post as edited; required with edited."
-    )
+    edited_post: SmallRecord | None = Field(default=None, description="The post as edited; required with edited.")
     reason: Annotated[str, Field(max_length=1_000)] | None = None
     response_format: TextFormat = "text"
 

@@ -28,15 +28,11 @@ async def project_of_approval(
     except ValueError:
         return None
     return await session.scalar(
-        select(ApprovalItem.project_id).where(
-            ApprovalItem.id == parsed, ApprovalItem.project_id.in_(project_ids)
-        )
+        select(ApprovalItem.project_id).where(ApprovalItem.id == parsed, ApprovalItem.project_id.in_(project_ids))
     )
 
 
-async def list_items(
-    session: AsyncSession, *, plan_id: uuid.UUID, status: str | None = None
-) -> list[ApprovalItem]:
+async def list_items(session: AsyncSession, *, plan_id: uuid.UUID, status: str | None = None) -> list[ApprovalItem]:
     """A plan's items, oldest first, optionally of one status."""
     query = select(ApprovalItem).where(ApprovalItem.plan_id == plan_id)
     if status is not None:
@@ -78,9 +74,7 @@ async def create(
             except IntegrityError:
                 # A concurrent call created it first: the unique (plan_id, post_id) keeps one.
                 found = await session.scalar(
-                    select(ApprovalItem).where(
-                        ApprovalItem.plan_id == plan.id, ApprovalItem.post_id == post_id
-                    )
+                    select(ApprovalItem).where(ApprovalItem.plan_id == plan.id, ApprovalItem.post_id == post_id)
                 )
                 if found is None:
                     raise

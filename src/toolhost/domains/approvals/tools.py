@@ -121,6 +121,4 @@ async def list_plan_approvals(ctx: ToolContext, args: ListPlanApprovalsIn) -> Li
     """Lists the approval items of a content plan, oldest first, optionally only one status."""
     plan = await planning_service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
     items = await service.list_items(ctx.session, plan_id=plan.id, status=args.status)
-    return ListPlanApprovalsOut(
-        plan_id=str(plan.id), total=len(items), items=[full_item(item) for item in items]
-    )
+    return ListPlanApprovalsOut(plan_id=str(plan.id), total=len(items), items=[full_item(item) for item in items])

@@ -224,9 +224,9 @@ class GetAutopilotStatusIn(ToolInput):
 class GetAutopilotStatusOut(ToolOutput):
     """Active configs, the last runs, and the approvals waiting for a person."""
 
-    activeConfigs: int  # noqa: N815 - the catalogue's key
-    recentRuns: list[RunItem]  # noqa: N815 - the catalogue's key
-    pendingApprovals: int  # noqa: N815 - the catalogue's key
+    activeConfigs: int
+    recentRuns: list[RunItem]
+    pendingApprovals: int
 
     def summary(self) -> str:
         lines = [

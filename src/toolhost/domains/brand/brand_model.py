@@ -176,17 +176,14 @@ def _compile_cached(serialized: str) -> BrandModel:
     return BrandModel(
         name=name,
         name_patterns=tuple(
-            re.compile(r"(?<!\w)" + re.escape(variant) + r"(?!\w)", re.IGNORECASE)
-            for variant in name_variants
+            re.compile(r"(?<!\w)" + re.escape(variant) + r"(?!\w)", re.IGNORECASE) for variant in name_variants
         ),
         targets=build_targets(voice),
         preferred=_term_patterns(_strings(voice.get("preferredTerms"))),
         banned=_term_patterns(_strings(voice.get("bannedTerms"))),
         avoid=_avoid_rules(_strings(voice.get("avoidPatterns"))),
         messaging=dict(weights),
-        pillars=tuple(
-            (pillar, frozenset(content_stems(pillar))) for pillar in pillars if content_stems(pillar)
-        ),
+        pillars=tuple((pillar, frozenset(content_stems(pillar))) for pillar in pillars if content_stems(pillar)),
         audience=frozenset(item for text in audience_texts for item in content_stems(text)),
         evidence=tuple(build_evidence(proof_points, _strings(messaging.get("valuePropositions")))),
     )

@@ -117,9 +117,7 @@ def numbers_in(text: str) -> set[float]:
     return found
 
 
-def build_evidence(
-    proof_points: list[dict[str, object] | str], value_propositions: list[str]
-) -> list[Evidence]:
+def build_evidence(proof_points: list[dict[str, object] | str], value_propositions: list[str]) -> list[Evidence]:
     """What claims are checked against: proof points (with their status) and value propositions."""
     result = []
     for point in proof_points:

@@ -28,9 +28,7 @@ PROPERTY_WEIGHT = {
     "accent-color": 2.0,
 }
 # Selectors that show the brand: buttons and calls to action, headers and heroes, links.
-PROMINENT = re.compile(
-    r"\b(?:btn|button|cta|primary|brand|hero|header|nav|banner|accent|highlight)\b|^a\b|\sa\b", re.I
-)
+PROMINENT = re.compile(r"\b(?:btn|button|cta|primary|brand|hero|header|nav|banner|accent|highlight)\b|^a\b|\sa\b", re.I)
 HEADING_SELECTOR = re.compile(r"(?:^|[\s,>+~])h[1-3]\b|\.(?:title|heading|headline|display)\b", re.I)
 BODY_SELECTOR = re.compile(r"(?:^|[\s,])(?:body|html|p|:root)\b|\.(?:body|content|text)\b", re.I)
 GENERIC_FAMILIES = {
@@ -127,27 +125,17 @@ def _rules(nodes: list[Node]) -> list[QualifiedRule | AtRule]:
         if isinstance(node, QualifiedRule):
             rules.append(node)
         elif isinstance(node, AtRule):
-            if (
-                node.lower_at_keyword in {"media", "supports", "layer", "container"}
-                and node.content is not None
-            ):
-                rules.extend(
-                    _rules(tinycss2.parse_rule_list(node.content, skip_whitespace=True, skip_comments=True))
-                )
+            if node.lower_at_keyword in {"media", "supports", "layer", "container"} and node.content is not None:
+                rules.extend(_rules(tinycss2.parse_rule_list(node.content, skip_whitespace=True, skip_comments=True)))
             elif node.lower_at_keyword == "font-face":
                 rules.append(node)
     return rules
 
 
-def read_css(
-    sources: list[str], inline_styles: list[str], findings: CssFindings | None = None
-) -> CssFindings:
+def read_css(sources: list[str], inline_styles: list[str], findings: CssFindings | None = None) -> CssFindings:
     """Colours and fonts from stylesheet texts and style="" attributes; custom properties are resolved."""
     findings = findings or CssFindings()
-    parsed = [
-        _rules(tinycss2.parse_stylesheet(source, skip_whitespace=True, skip_comments=True))
-        for source in sources
-    ]
+    parsed = [_rules(tinycss2.parse_stylesheet(source, skip_whitespace=True, skip_comments=True)) for source in sources]
     variables: dict[str, str] = {}
     for rules in parsed:
         for rule in rules:

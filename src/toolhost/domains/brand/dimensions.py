@@ -210,9 +210,7 @@ def messaging(brand: BrandModel, stems: list[str]) -> Dimension:
     dimension = Dimension(0.0, 0.0)
     if len(brand.messaging) < 5:
         dimension.score = NEUTRAL
-        dimension.suggestions.append(
-            "add value propositions and content pillars to the profile to judge messaging"
-        )
+        dimension.suggestions.append("add value propositions and content pillars to the profile to judge messaging")
         return dimension
     coverage = _coverage(stems, brand.messaging)
     present = set(stems)
@@ -220,9 +218,7 @@ def messaging(brand: BrandModel, stems: list[str]) -> Dimension:
     dimension.score = 100.0 * (1.0 - math.exp(-coverage / 0.09)) + (8.0 if touched else 0.0)
     if not touched and brand.pillars:
         dimension.issues.append("touches none of the content pillars")
-        dimension.suggestions.append(
-            "tie the copy to a pillar: " + ", ".join(name for name, _ in brand.pillars[:4])
-        )
+        dimension.suggestions.append("tie the copy to a pillar: " + ", ".join(name for name, _ in brand.pillars[:4]))
     elif coverage < 0.08:
         dimension.issues.append("little of the copy relates to the brand's messaging")
         dimension.suggestions.append("bring in a value proposition or proof point")

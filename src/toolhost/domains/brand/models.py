@@ -24,9 +24,7 @@ class BrandProfileVersion(Base):
     brand_name: Mapped[str | None] = mapped_column(String(200), default=None)
     brand_context: Mapped[dict[str, Any]] = mapped_column(doc="the brand_context exactly as saved")
     profile_data: Mapped[dict[str, Any]] = mapped_column(doc="the canonical shape every brand tool reads")
-    content_hash: Mapped[str] = mapped_column(
-        String(64), doc="SHA-256 of what a save compares to detect no-ops"
-    )
+    content_hash: Mapped[str] = mapped_column(String(64), doc="SHA-256 of what a save compares to detect no-ops")
     change_summary: Mapped[str | None] = mapped_column(Text, default=None)
     changed_paths: Mapped[list[Any]] = mapped_column(default=list)
     source_url: Mapped[str | None] = mapped_column(String(2048), default=None)

@@ -46,8 +46,7 @@ def build_runtime(profile: dict[str, Any]) -> dict[str, Any]:
             "messagingPillars": profile.get("messagingPillars") or [],
             "contentPillars": [_pillar_label(pillar) for pillar in profile.get("contentPillars") or []],
             "proofPoints": profile.get("proofPoints") or [],
-            "socialProof": profile.get("socialProof")
-            or {"testimonials": [], "awards": [], "pressMentions": []},
+            "socialProof": profile.get("socialProof") or {"testimonials": [], "awards": [], "pressMentions": []},
         },
         "voice": voice_layer,
         "visual": {
@@ -158,9 +157,7 @@ def explain(profile: dict[str, Any]) -> dict[str, Any]:
             "profile by hand, then save_brand_profile."
         )
     if not _present(profile, "contentPillars"):
-        recommendations.append(
-            "Add contentPillars with weights: planning and generation spread topics by them."
-        )
+        recommendations.append("Add contentPillars with weights: planning and generation spread topics by them.")
     if not _present(profile, "vocabularyRules.preferredTerms"):
         recommendations.append("Add vocabularyRules.preferredTerms: consistency checks reward them in copy.")
     if not _present(profile, "logoUrl"):

@@ -51,16 +51,16 @@ class BrandVoice(ToolOutput):
 
 class BrandAudience(ToolOutput):
     primary: str
-    painPoints: list[str]  # noqa: N815 - catalogue key
+    painPoints: list[str]
 
 
 class ExtractBrandOut(ToolOutput):
-    brandName: str  # noqa: N815 - catalogue key
+    brandName: str
     description: str
     colors: BrandColors
     voice: BrandVoice
     audience: BrandAudience
-    logoUrl: str | None  # noqa: N815 - catalogue key
+    logoUrl: str | None
     brand_context: dict[str, Any]
     extraction_metadata: dict[str, Any]
 
@@ -147,10 +147,10 @@ class UpdatePlatformVoiceIn(ToolInput):
 class PlatformOverride(ToolOutput):
     tone: list[str]
     style: list[str]
-    sampleContent: str  # noqa: N815 - catalogue key
-    hashtagStrategy: str  # noqa: N815 - catalogue key
-    ctaStyle: str  # noqa: N815 - catalogue key
-    avoidPatterns: list[str]  # noqa: N815 - catalogue key
+    sampleContent: str
+    hashtagStrategy: str
+    ctaStyle: str
+    avoidPatterns: list[str]
 
 
 class UpdatePlatformVoiceOut(ToolOutput):
@@ -234,11 +234,11 @@ class CheckBrandConsistencyIn(ToolInput):
 class CheckBrandConsistencyOut(ToolOutput):
     overall: int
     passed: bool
-    clearToPublish: bool  # noqa: N815 - ext: passed, and no blocker
+    clearToPublish: bool  # ext: passed, and no blocker
     dimensions: dict[str, Any]
-    preferredTermsUsed: list[str]  # noqa: N815 - catalogue key
-    bannedTermsFound: list[str]  # noqa: N815 - catalogue key
-    fabricationWarnings: list[str]  # noqa: N815 - catalogue key
+    preferredTermsUsed: list[str]
+    bannedTermsFound: list[str]
+    fabricationWarnings: list[str]
     issues: list[dict[str, Any]]
     claims: list[dict[str, Any]]
     blockers: list[str]  # ext: why a text is not clear to publish whatever its overall
@@ -252,7 +252,7 @@ class AuditBrandColorsIn(ToolInput):
 
 class AuditBrandColorsOut(ToolOutput):
     entries: list[dict[str, Any]]
-    overallScore: int  # noqa: N815 - catalogue key
+    overallScore: int
     passed: bool
     contrast: list[dict[str, Any]]
 

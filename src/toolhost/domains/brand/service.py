@@ -195,9 +195,7 @@ async def explain_system(*, session: AsyncSession, project_id: uuid.UUID) -> dic
 async def check(*, session: AsyncSession, project_id: uuid.UUID, content: str) -> ConsistencyResult:
     """check_brand_consistency against the project's active profile."""
     if not content.strip():
-        raise ValidationFailed(
-            "content is empty", field_errors=[{"path": "content", "message": "give the text"}]
-        )
+        raise ValidationFailed("content is empty", field_errors=[{"path": "content", "message": "give the text"}])
     runtime = await get_runtime(session=session, project_id=project_id)
     if runtime is None:
         raise NotFound(NO_PROFILE, recover_with=RECOVER)

@@ -133,9 +133,7 @@ def build_targets(voice: dict[str, Any]) -> VoiceTargets:
     """Targets from the runtime's voice layer: tone and style words, writing rules, measured samples."""
     ranges = {name: (low, high) for name, (low, high, _, _) in FEATURES.items()}
     described = False
-    descriptors = [
-        item for key in ("tone", "style") for item in voice.get(key) or [] if isinstance(item, str)
-    ]
+    descriptors = [item for key in ("tone", "style") for item in voice.get(key) or [] if isinstance(item, str)]
     seen_groups: set[frozenset[str]] = set()
     for descriptor in descriptors:
         for word in words(descriptor) + [descriptor.lower().strip()]:

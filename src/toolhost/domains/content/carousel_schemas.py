@@ -35,23 +35,23 @@ class CreateCarouselIn(GenerateCarouselIn):
 class CreateCarouselSlide(CarouselSlide):
     """One slide's text and its image job."""
 
-    imageJobId: str | None  # noqa: N815 - the catalogue's key names
-    imageError: str | None  # noqa: N815
-    imageBillingStatus: str | None  # noqa: N815
+    imageJobId: str | None
+    imageError: str | None
+    imageBillingStatus: str | None
 
 
 class BrandApplied(ToolOutput):
     """The brand whose visuals the slides use."""
 
-    brandName: str | None  # noqa: N815
-    hasLogo: bool  # noqa: N815
-    stylePrefix: str  # noqa: N815
+    brandName: str | None
+    hasLogo: bool
+    stylePrefix: str
 
 
 class FailedSlide(ToolOutput):
     """A slide whose image could not be made, and its refund."""
 
-    slideNumber: int  # noqa: N815
+    slideNumber: int
     error: str
     credits_reserved: int
     credits_charged: int
@@ -63,27 +63,27 @@ class FailedSlide(ToolOutput):
 class CreateCarouselCredits(ToolOutput):
     """What the carousel costs: the text, and the images reserved, charged and refunded."""
 
-    textGeneration: int  # noqa: N815
-    imagesEstimated: int  # noqa: N815
-    imagesCharged: int  # noqa: N815
-    imagesRefunded: int  # noqa: N815
-    billingUnknownSlides: int  # noqa: N815
-    totalEstimated: int  # noqa: N815
+    textGeneration: int
+    imagesEstimated: int
+    imagesCharged: int
+    imagesRefunded: int
+    billingUnknownSlides: int
+    totalEstimated: int
 
 
 class CreateCarouselOut(ToolOutput):
     """The carousel's slides with one image job each."""
 
-    carouselId: str  # noqa: N815
-    templateId: str  # noqa: N815
-    templatePackId: str | None  # noqa: N815
+    carouselId: str
+    templateId: str
+    templatePackId: str | None
     style: str
-    slideCount: int  # noqa: N815
+    slideCount: int
     slides: list[CreateCarouselSlide]
-    imageModel: str  # noqa: N815
-    brandApplied: BrandApplied | None  # noqa: N815
-    jobIds: list[str]  # noqa: N815
-    failedSlides: list[FailedSlide]  # noqa: N815
+    imageModel: str
+    brandApplied: BrandApplied | None
+    jobIds: list[str]
+    failedSlides: list[FailedSlide]
     credits: CreateCarouselCredits
 
     def summary(self) -> str:

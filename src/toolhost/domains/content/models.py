@@ -28,7 +28,5 @@ class ContentRecord(Base):
     model: Mapped[str] = mapped_column(String(200))
     prompt: Mapped[str] = mapped_column(Text, doc="the prompt, concept or topic it was made from")
     text: Mapped[str | None] = mapped_column(Text, default=None)
-    data: Mapped[dict[str, Any] | None] = mapped_column(
-        default=None, doc="structured output (frames, slides)"
-    )
+    data: Mapped[dict[str, Any] | None] = mapped_column(default=None, doc="structured output (frames, slides)")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

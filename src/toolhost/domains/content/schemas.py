@@ -107,12 +107,12 @@ class StoryboardFrame(ToolOutput):
     """One frame of a storyboard."""
 
     id: str
-    frameNumber: int  # noqa: N815 - the catalogue's key names
-    shotType: ShotType  # noqa: N815
-    cameraMovement: CameraMovement  # noqa: N815
+    frameNumber: int
+    shotType: ShotType
+    cameraMovement: CameraMovement
     duration: float
-    imagePrompt: str  # noqa: N815
-    videoPrompt: str  # noqa: N815
+    imagePrompt: str
+    videoPrompt: str
     caption: str
     voiceover: str
     notes: str
@@ -122,9 +122,9 @@ class CreateStoryboardOut(ToolOutput):
     """A storyboard, valid props for the StoryboardVideo compositions."""
 
     title: str
-    totalDuration: float  # noqa: N815
-    aspectRatio: Literal["9:16", "16:9"]  # noqa: N815
-    characterDescription: str  # noqa: N815
+    totalDuration: float
+    aspectRatio: Literal["9:16", "16:9"]
+    characterDescription: str
     frames: list[StoryboardFrame]
     content_id: str
 
@@ -158,12 +158,12 @@ class GenerateCarouselIn(ToolInput):
 class CarouselSlide(ToolOutput):
     """One slide's text."""
 
-    slideNumber: int  # noqa: N815
+    slideNumber: int
     headline: str | None = None
     subheadline: str | None = None
     body: str | None = None
-    emphasisWords: list[str] | None = None  # noqa: N815
-    ctaText: str | None = None  # noqa: N815
+    emphasisWords: list[str] | None = None
+    ctaText: str | None = None
 
 
 class CarouselCredits(ToolOutput):
@@ -176,10 +176,10 @@ class CarouselCredits(ToolOutput):
 class GenerateCarouselOut(ToolOutput):
     """The slides of a carousel."""
 
-    carouselId: str  # noqa: N815
-    templateId: str  # noqa: N815
+    carouselId: str
+    templateId: str
     style: str
-    slideCount: int  # noqa: N815
+    slideCount: int
     slides: list[CarouselSlide]
     credits: CarouselCredits
 

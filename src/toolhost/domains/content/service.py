@@ -32,9 +32,7 @@ MOVEMENTS = ("static", "zoom-in", "zoom-out", "pan-left", "pan-right", "tracking
 NO_TEXT = "No on-screen text."
 
 
-async def load_brand(
-    session: AsyncSession, project_id: uuid.UUID, brand_voice: str | None = None
-) -> BrandContext:
+async def load_brand(session: AsyncSession, project_id: uuid.UUID, brand_voice: str | None = None) -> BrandContext:
     """The project's brand as the providers see it (empty without a profile), `brand_voice` as its tone."""
     runtime = await brand_runtime.get_runtime(session, project_id)
     return BrandContext.from_runtime(runtime).with_voice(brand_voice)
@@ -158,9 +156,7 @@ def _storyboard_brand(brand_context: str | None, brand: BrandContext) -> tuple[B
         notes.append(f"visual style {parsed['visualStyle']}")
     if parsed.get("colors"):
         colors = parsed["colors"]
-        shown = (
-            ", ".join(str(value) for value in colors.values()) if isinstance(colors, dict) else str(colors)
-        )
+        shown = ", ".join(str(value) for value in colors.values()) if isinstance(colors, dict) else str(colors)
         notes.append(f"colours {shown}")
     if isinstance(parsed.get("targetAudience"), str):
         notes.append(f"for {parsed['targetAudience']}")
@@ -195,9 +191,7 @@ def normalize_storyboard(board: dict[str, Any], *, duration: float, scenes: int)
             id=f"frame-{index + 1}",
             frameNumber=index + 1,
             shotType=shot,
-            cameraMovement=frame.get("cameraMovement")
-            if frame.get("cameraMovement") in MOVEMENTS
-            else "static",
+            cameraMovement=frame.get("cameraMovement") if frame.get("cameraMovement") in MOVEMENTS else "static",
             duration=parts[index] / 10,
             imagePrompt=prompt,
             videoPrompt=str(frame.get("videoPrompt") or frame.get("caption") or ""),

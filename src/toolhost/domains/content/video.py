@@ -266,7 +266,7 @@ def encode_mp4(
             audio_stream = container.add_stream("aac", rate=AUDIO_RATE) if audio else None
             assert audio_stream is None or isinstance(audio_stream, av.audio.stream.AudioStream)
             for number, frame in enumerate(frames):
-                video_frame = av.VideoFrame.from_image(frame)  # type: ignore[no-untyped-call]
+                video_frame = av.VideoFrame.from_image(frame)
                 video_frame.pts = number
                 for packet in stream.encode(video_frame):
                     container.mux(packet)

@@ -233,13 +233,10 @@ async def route(
     routed: dict[str, ConnectedAccount] = {}
     for platform in dict.fromkeys(targets):
         if platform in explicit:
-            chosen = next(
-                (account for account in accounts if str(account.id) == explicit[platform].lower()), None
-            )
+            chosen = next((account for account in accounts if str(account.id) == explicit[platform].lower()), None)
             if chosen is None or chosen.platform != platform or not is_usable(chosen):
                 raise ValidationFailed(
-                    f"account {explicit[platform]} is not a usable {platform} account of project "
-                    f"{project_id}",
+                    f"account {explicit[platform]} is not a usable {platform} account of project {project_id}",
                     recover_with="call list_connected_accounts for the project's accounts",
                     field_errors=[
                         {
@@ -279,9 +276,7 @@ async def start_link(
     platform = canonical_platform(platform)
     configured = Connectors(settings).for_platform(platform)
     if not configured:
-        every = sorted(
-            {platform for platform in CONNECTION_PLATFORMS if Connectors(settings).for_platform(platform)}
-        )
+        every = sorted({platform for platform in CONNECTION_PLATFORMS if Connectors(settings).for_platform(platform)})
         raise ValidationFailed(
             f"no connector is configured for {platform}",
             recover_with="pick a platform a connector is configured for",

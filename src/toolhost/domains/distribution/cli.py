@@ -47,9 +47,7 @@ def add(
     project: Annotated[str, typer.Option(help="Project id the account publishes for.")],
     platform: Annotated[
         str,
-        typer.Option(
-            help="youtube, tiktok, instagram, twitter, linkedin, facebook, threads, bluesky or mastodon."
-        ),
+        typer.Option(help="youtube, tiktok, instagram, twitter, linkedin, facebook, threads, bluesky or mastodon."),
     ],
     connector: Annotated[str, typer.Option(help="webhook, mastodon, bluesky or youtube.")] = "webhook",
     url: Annotated[str | None, typer.Option(help="webhook: the receiver's https URL.")] = None,
@@ -88,9 +86,7 @@ def add(
 @app.command("list")
 def list_accounts(
     project: Annotated[str, typer.Option(help="Project id.")],
-    include_all: Annotated[
-        bool, typer.Option("--all", help="Also expired, revoked and errored accounts.")
-    ] = False,
+    include_all: Annotated[bool, typer.Option("--all", help="Also expired, revoked and errored accounts.")] = False,
 ) -> None:
     """Lists a project's connected accounts (never their tokens)."""
 

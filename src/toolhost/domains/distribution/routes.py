@@ -55,8 +55,7 @@ def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
         headers={
             "Cache-Control": "no-store",
             "X-Frame-Options": "DENY",
-            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-            "form-action 'self' https:",
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https:",
         },
     )
 
@@ -124,9 +123,7 @@ async def _submit(request: Request, token: str, connectors: Connectors) -> Respo
         try:
             link = await accounts_service.open_link(session=session, settings=platform.settings, token=token)
             if connector_name not in connectors.for_platform(link.platform):
-                return _page(
-                    "Not available", "<p>That connector is not configured for this platform.</p>", 400
-                )
+                return _page("Not available", "<p>That connector is not configured for this platform.</p>", 400)
             connector = connectors.get(connector_name)
             assert connector is not None
             result = await connector.connect(platform=link.platform, fields=fields)
@@ -164,9 +161,7 @@ async def start_oauth(request: Request) -> Response:
         try:
             link = await accounts_service.open_link(session=session, settings=platform.settings, token=token)
             if connector is None or connector_name not in connectors.for_platform(link.platform):
-                return _page(
-                    "Not available", "<p>That connector is not configured for this platform.</p>", 400
-                )
+                return _page("Not available", "<p>That connector is not configured for this platform.</p>", 400)
             state = secrets.token_urlsafe(24)
             link.oauth_state = state
             redirect_uri = _redirect_uri(platform.settings)
@@ -195,14 +190,10 @@ async def oauth_callback(request: Request) -> Response:
     connectors = Connectors(platform.settings)
     async with platform.session_factory() as session, session.begin():
         link = (
-            await session.scalar(select(ConnectionLink).where(ConnectionLink.oauth_state == state))
-            if state
-            else None
+            await session.scalar(select(ConnectionLink).where(ConnectionLink.oauth_state == state)) if state else None
         )
         if link is None or not code or link.completed_at is not None:
-            return _page(
-                "Link not usable", "<p>This sign-in does not belong to an open connect page.</p>", 400
-            )
+            return _page("Link not usable", "<p>This sign-in does not belong to an open connect page.</p>", 400)
         page_seconds = timedelta(seconds=platform.settings.distribution.connect_page_seconds)
         if link.opened_at is None or link.opened_at + page_seconds <= utcnow():
             return _page("Link not usable", "<p>This connect page expired; start a new link.</p>", 400)
@@ -243,14 +234,8 @@ async def webhook_events(request: Request) -> Response:
         return JSONResponse({"error": "a JSON object with account_id is required"}, status_code=400)
     metrics = document.get("metrics") or []
     comments = document.get("comments") or []
-    if (
-        not isinstance(metrics, list)
-        or not isinstance(comments, list)
-        or len(metrics) + len(comments) > MAX_EVENTS
-    ):
-        return JSONResponse(
-            {"error": f"metrics and comments are lists of at most {MAX_EVENTS} items"}, status_code=400
-        )
+    if not isinstance(metrics, list) or not isinstance(comments, list) or len(metrics) + len(comments) > MAX_EVENTS:
+        return JSONResponse({"error": f"metrics and comments are lists of at most {MAX_EVENTS} items"}, status_code=400)
     vault = TokenVault(platform.settings.secret_key)
     async with platform.session_factory() as session, session.begin():
         account = await session.get(ConnectedAccount, account_id)
@@ -265,9 +250,7 @@ async def webhook_events(request: Request) -> Response:
         for kind, items in (("metrics", metrics), ("comment", comments)):
             for item in items:
                 if not isinstance(item, dict) or not str(item.get("external_post_id") or "").strip():
-                    return JSONResponse(
-                        {"error": f"each {kind} item needs external_post_id"}, status_code=400
-                    )
+                    return JSONResponse({"error": f"each {kind} item needs external_post_id"}, status_code=400)
                 session.add(
                     ConnectorEvent(
                         connected_account_id=account.id,

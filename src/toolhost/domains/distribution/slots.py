@@ -53,9 +53,7 @@ class Candidate:
         }
 
 
-async def learned_hours(
-    session: AsyncSession, project_id: uuid.UUID, platform: str
-) -> tuple[int, ...] | None:
+async def learned_hours(session: AsyncSession, project_id: uuid.UUID, platform: str) -> tuple[int, ...] | None:
     """The platform's top 4 UTC hours by engagement once ≥10 posts with metrics were published in 90 days."""
     since = utcnow() - HISTORY
     posts = list(
@@ -93,11 +91,7 @@ async def learned_hours(
         if metrics is None:
             continue
         engagement[row.published_at.hour].append(
-            sum(
-                float(value)
-                for name, value in metrics.items()
-                if name in ("likes", "shares", "comments", "saves")
-            )
+            sum(float(value) for name, value in metrics.items() if name in ("likes", "shares", "comments", "saves"))
         )
     if sum(len(values) for values in engagement.values()) < LEARNED_MINIMUM:
         return None
@@ -141,18 +135,14 @@ class SlotPlanner:
                 moment = first + timedelta(hours=offset)
                 if moment <= start or moment > start + WINDOW or moment.hour not in preferred:
                     continue
-                score = (
-                    len(preferred) - preferred.index(moment.hour) + (1 if moment.weekday() in MIDWEEK else 0)
-                )
+                score = len(preferred) - preferred.index(moment.hour) + (1 if moment.weekday() in MIDWEEK else 0)
                 self.candidates.append(Candidate(platform=platform, moment=moment, score=score))
         self.candidates.sort(key=lambda candidate: (-candidate.score, candidate.moment))
         self.conflicts_avoided = 0
 
     def conflicts(self, candidate: Candidate) -> bool:
         """Whether a post on that platform lies within the gap."""
-        return any(
-            abs(candidate.moment - moment) < self.gap for moment in self.taken.get(candidate.platform, [])
-        )
+        return any(abs(candidate.moment - moment) < self.gap for moment in self.taken.get(candidate.platform, []))
 
     def pick(self, platform: str) -> Candidate | None:
         """The best free slot for one platform, taken."""
@@ -187,8 +177,7 @@ async def planner(
     """A planner over the project's preferred (or learned) hours and its existing posts."""
     unique = list(dict.fromkeys(platforms))
     hours = {
-        platform: await learned_hours(session, project_id, platform) or PREFERRED_HOURS[platform]
-        for platform in unique
+        platform: await learned_hours(session, project_id, platform) or PREFERRED_HOURS[platform] for platform in unique
     }
     return SlotPlanner(
         start=start,

@@ -146,12 +146,8 @@ async def list_recent_posts(ctx: ToolContext, args: ListRecentPostsIn) -> ListRe
     )
 
 
-@tool(
-    module="distribution", scope=scopes.READ, credits=0, read_only=True, idempotent=True, project="accounts"
-)
-async def list_connected_accounts(
-    ctx: ToolContext, args: ListConnectedAccountsIn
-) -> ListConnectedAccountsOut:
+@tool(module="distribution", scope=scopes.READ, credits=0, read_only=True, idempotent=True, project="accounts")
+async def list_connected_accounts(ctx: ToolContext, args: ListConnectedAccountsIn) -> ListConnectedAccountsOut:
     """Lists the project's connected platform accounts (usable ones, or all with include_all).
 
     Use the ids as account_id / account_ids of schedule_post when a platform has several accounts. No account
@@ -190,9 +186,7 @@ async def list_connected_accounts(
     project="strict",
     text_shape="bare",
 )
-async def start_platform_connection(
-    ctx: ToolContext, args: StartPlatformConnectionIn
-) -> StartPlatformConnectionOut:
+async def start_platform_connection(ctx: ToolContext, args: StartPlatformConnectionIn) -> StartPlatformConnectionOut:
     """Starts connecting a platform account: returns a single-use link to toolhost's connect page.
 
     A person opens the link within 2 minutes and completes the platform's OAuth flow, enters a token, or
@@ -206,8 +200,7 @@ async def start_platform_connection(
         project_id=str(ctx.project_id),
         deep_link=url,
         expires_at=service.iso(link.expires_at) or "",
-        next_step="Open the link, finish the form, then call wait_for_connection with "
-        f"platform={link.platform}.",
+        next_step=f"Open the link, finish the form, then call wait_for_connection with platform={link.platform}.",
     )
 
 
@@ -256,9 +249,7 @@ async def wait_for_connection(ctx: ToolContext, args: WaitForConnectionIn) -> Wa
         await asyncio.sleep(min(args.poll_interval_s, remaining))
 
 
-def _connected(
-    platform: str, project_id: str, found: list[ConnectedAccount], attempts: int
-) -> WaitForConnectionOut:
+def _connected(platform: str, project_id: str, found: list[ConnectedAccount], attempts: int) -> WaitForConnectionOut:
     if len(found) == 1:
         account = found[0]
         return WaitForConnectionOut(
@@ -275,10 +266,7 @@ def _connected(
         platform=platform,
         project_id=project_id,
         attempts=attempts,
-        accounts=[
-            {"id": str(a.id), "username": a.username, "connected_at": service.iso(a.created_at)}
-            for a in found
-        ],
+        accounts=[{"id": str(a.id), "username": a.username, "connected_at": service.iso(a.created_at)} for a in found],
         message=f"{len(found)} {platform} accounts are connected; pass the one you mean as account_id.",
     )
 

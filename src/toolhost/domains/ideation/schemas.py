@@ -28,7 +28,7 @@ class Trend(ToolOutput):
     description: str | None = None
     url: str | None = None
     views: int | None = None
-    publishedAt: str | None = None  # noqa: N815 - the catalogue's key names
+    publishedAt: str | None = None
     source: str
     category: str | None = None
     thumbnail: str | None = None
@@ -41,7 +41,7 @@ class FetchTrendsOut(ToolOutput):
     source: str
     category: str
     cached: bool
-    expiresAt: str  # noqa: N815
+    expiresAt: str
     count: int
 
     def summary(self) -> str:
@@ -69,16 +69,16 @@ class GetIdeationContextIn(ToolInput):
 class GetIdeationContextOut(ToolOutput):
     """What has worked for the project, as data and as one prompt paragraph."""
 
-    projectId: str  # noqa: N815
-    hasHistoricalData: bool  # noqa: N815
-    promptInjection: str  # noqa: N815
-    recommendedModel: str | None  # noqa: N815
-    recommendedDuration: float | None  # noqa: N815
-    recommendedPostingTime: dict[str, Any] | None  # noqa: N815
-    winningPatterns: dict[str, list[str]]  # noqa: N815
-    topHooks: list[str]  # noqa: N815
-    insightsCount: int  # noqa: N815
-    generatedAt: str  # noqa: N815
+    projectId: str
+    hasHistoricalData: bool
+    promptInjection: str
+    recommendedModel: str | None
+    recommendedDuration: float | None
+    recommendedPostingTime: dict[str, Any] | None
+    winningPatterns: dict[str, list[str]]
+    topHooks: list[str]
+    insightsCount: int
+    generatedAt: str
 
     def summary(self) -> str:
         if not self.hasHistoricalData:

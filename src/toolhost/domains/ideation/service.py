@@ -39,9 +39,7 @@ def _aware(moment: datetime) -> datetime:
 # --- swipe file -------------------------------------------------------------------------------------------
 
 
-async def record_swipe_items(
-    session: AsyncSession, *, account_id: uuid.UUID, items: list[dict[str, Any]]
-) -> int:
+async def record_swipe_items(session: AsyncSession, *, account_id: uuid.UUID, items: list[dict[str, Any]]) -> int:
     """Adds external items (url, title, views, published_at, source) to the swipe file; returns new rows."""
     added = 0
     for item in items:
@@ -121,9 +119,7 @@ async def fetch_trends(
     if cached is not None and not force_refresh and _aware(cached.expires_at) > now:
         return list(cached.trends), True, _aware(cached.expires_at)
     await end_unit_of_work(session)
-    fetched = (
-        await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)
-    ).ensure_success()
+    fetched = (await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)).ensure_success()
     if source == "rss":
         found = trend_parsing.parse_feed(fetched.content, category=category)
     else:
@@ -213,9 +209,7 @@ async def _recent_titles(session: AsyncSession, project_ids: list[uuid.UUID], si
     )
     texts += list(
         await session.scalars(
-            select(ContentPlan.topic).where(
-                ContentPlan.project_id.in_(project_ids), ContentPlan.created_at >= since
-            )
+            select(ContentPlan.topic).where(ContentPlan.project_id.in_(project_ids), ContentPlan.created_at >= since)
         )
     )
     return " \n ".join(texts).lower()
@@ -230,9 +224,7 @@ async def _latest_plan_platforms(session: AsyncSession, project_ids: list[uuid.U
     )
     if plan is None:
         return []
-    platforms = plan.payload.get("platforms") or [
-        post.get("platform") for post in plan.payload.get("posts", [])
-    ]
+    platforms = plan.payload.get("platforms") or [post.get("platform") for post in plan.payload.get("posts", [])]
     return [str(platform) for platform in dict.fromkeys(platforms) if platform]
 
 
@@ -317,8 +309,7 @@ async def suggest_next(
                         "topic": topic,
                         "platform": platform_for(len(suggestions)),
                         "content_type": content_type,
-                        "rationale": f"{made} of your last {len(used)} were {content_type}s, under half "
-                        f"an even share.",
+                        "rationale": f"{made} of your last {len(used)} were {content_type}s, under half an even share.",
                         "confidence": _confidence(2),
                         "based_on": [f"content_records:{len(used)}"],
                         "suggested_hook": f"A {content_type} on {topic}",

@@ -136,9 +136,7 @@ async def extract_url_content(ctx: ToolContext, args: ExtractUrlContentIn) -> Ex
     """
     youtube = None
     if url_content.youtube_kind(args.url) is not None:
-        youtube = await ConnectedYouTube.load(
-            session=ctx.session, settings=ctx.settings, principal=ctx.principal
-        )
+        youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
     await ctx.commit()
     payload = await url_content.extract(Fetcher(ctx.settings.fetch), args.url, args.extract_type, youtube)
     if youtube is not None:

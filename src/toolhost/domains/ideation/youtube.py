@@ -73,9 +73,7 @@ class ConnectedYouTube:
     vault: TokenVault
 
     @classmethod
-    async def load(
-        cls, *, session: AsyncSession, settings: Settings, principal: Principal
-    ) -> ConnectedYouTube | None:
+    async def load(cls, *, session: AsyncSession, settings: Settings, principal: Principal) -> ConnectedYouTube | None:
         """None unless the connector is configured and a project the caller may use (its key's bound
         project, else any of its account's) has a usable YouTube account."""
         connector = Connectors(settings).get("youtube")
@@ -157,9 +155,7 @@ class ConnectedYouTube:
             raise NotFound(f"YouTube shows no channel {lookup[1]}")
         snippet = channel.get("snippet") or {}
         uploads = ((channel.get("contentDetails") or {}).get("relatedPlaylists") or {}).get("uploads")
-        videos = (
-            await self.connector.recent_uploads(reader, str(uploads), limit=RECENT_VIDEOS) if uploads else []
-        )
+        videos = await self.connector.recent_uploads(reader, str(uploads), limit=RECENT_VIDEOS) if uploads else []
         return {
             "title": str(snippet.get("title") or ""),
             "description": str(snippet.get("description") or ""),

@@ -110,9 +110,7 @@ async def plan_week(
     provider = provider_for(settings, model)
     # With brand_voice the profile is not loaded (CATALOG.md §7): the voice stands alone.
     brand = (
-        BrandContext().with_voice(brand_voice)
-        if brand_voice
-        else await content_service.load_brand(session, project_id)
+        BrandContext().with_voice(brand_voice) if brand_voice else await content_service.load_brand(session, project_id)
     )
     context = await ideation_service.ideation_context(session=session, project_id=project_id, days=30)
     await end_unit_of_work(session)
@@ -244,9 +242,7 @@ async def submit(session: AsyncSession, *, plan: ContentPlan) -> int:
             recover_with="update the plan with posts (save_content_plan) first",
         )
     if plan.status in {"scheduled", "completed"}:
-        raise Conflict(
-            f"plan {plan.id} is {plan.status}; it cannot go back to review", current_status=plan.status
-        )
+        raise Conflict(f"plan {plan.id} is {plan.status}; it cannot go back to review", current_status=plan.status)
     created, _items = await approvals_service.create(session, plan=plan, posts=posts)
     planning_service.transition(plan, "in_review")
     await session.flush()

@@ -76,9 +76,7 @@ def _normalized_posts(posts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return normalized
 
 
-async def save(
-    session: AsyncSession, *, project_id: uuid.UUID, document: dict[str, Any], status: str
-) -> ContentPlan:
+async def save(session: AsyncSession, *, project_id: uuid.UUID, document: dict[str, Any], status: str) -> ContentPlan:
     """Stores a plan: replaces the project's plan named by `plan_id` (approvals kept), else creates one."""
     given_project = document.get("project_id")
     if given_project is not None and _parse_id(given_project) != project_id:

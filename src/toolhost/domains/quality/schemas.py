@@ -31,7 +31,7 @@ class QualityCategory(ToolOutput):
 
     name: str
     score: int
-    maxScore: int  # noqa: N815 - the catalogue's key names
+    maxScore: int
     detail: str
 
 
@@ -40,7 +40,7 @@ class QualityCheckOut(ToolOutput):
 
     threshold: float
     total: int
-    maxTotal: int  # noqa: N815
+    maxTotal: int
     categories: list[QualityCategory]
     blockers: list[str]
     passed: bool
@@ -136,13 +136,13 @@ class VisualSlideIn(ToolInput):
 
     model_config = ConfigDict(extra="allow")
 
-    slideNumber: Annotated[int, Field(ge=1)]  # noqa: N815
+    slideNumber: Annotated[int, Field(ge=1)]
     type: ShortText | None = None
     headline: Text | None = None
     body: Text | None = None
-    visualDirection: Text | None = None  # noqa: N815
+    visualDirection: Text | None = None
     footnote: Text | None = None
-    accentWord: Text | None = None  # noqa: N815
+    accentWord: Text | None = None
     bullets: Annotated[list[ShortText], Field(max_length=100)] | None = None
 
 
@@ -158,18 +158,18 @@ class VisualQualityCheckIn(ToolInput):
 class OverflowIssue(ToolOutput):
     """A field predicted to take more lines than its layout allows. slideIdx is 0-based."""
 
-    slideIdx: int  # noqa: N815
+    slideIdx: int
     field: str
     kind: Literal["overflow", "single-line-exceeded"]
     detail: str
-    estimatedLines: int  # noqa: N815
-    maxLines: int  # noqa: N815
+    estimatedLines: int
+    maxLines: int
 
 
 class SpellingIssue(ToolOutput):
     """A word in neither the shipped word list nor the brand's vocabulary."""
 
-    slideIdx: int  # noqa: N815
+    slideIdx: int
     field: str
     word: str
 
@@ -178,20 +178,20 @@ class PreRender(ToolOutput):
     """What the font metrics predict before anything is rendered."""
 
     ok: bool
-    overflowIssues: list[OverflowIssue]  # noqa: N815
-    spellingIssues: list[SpellingIssue]  # noqa: N815
-    highRiskSlideIdx: list[int]  # noqa: N815
+    overflowIssues: list[OverflowIssue]
+    spellingIssues: list[SpellingIssue]
+    highRiskSlideIdx: list[int]
 
 
 class VisualQualityCheckOut(ToolOutput):
     """The visual gate's verdict: passed when no field overflows."""
 
     passed: bool
-    preRender: PreRender  # noqa: N815
+    preRender: PreRender
     attempts: int
-    elapsedMs: int  # noqa: N815
-    checkedAt: str  # noqa: N815
-    correctiveHint: str | None  # noqa: N815
+    elapsedMs: int
+    checkedAt: str
+    correctiveHint: str | None
 
     def summary(self) -> str:
         check = self.preRender

@@ -67,9 +67,7 @@ class BrandSignals:
     @property
     def blocked_terms(self) -> tuple[str, ...]:
         """Non-empty avoid patterns and banned terms (CATALOG.md §9)."""
-        return tuple(
-            dict.fromkeys(term.strip() for term in self.avoid_patterns + self.banned_terms if term.strip())
-        )
+        return tuple(dict.fromkeys(term.strip() for term in self.avoid_patterns + self.banned_terms if term.strip()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +179,7 @@ def score_hook(caption: str) -> Category:
     if any(word[0].isdigit() for word in words) or proper or re.search(r"['\"“].+['\"”]", hook):
         category.move(0.5, "it is specific (a figure, a name or a quote)")
     tension = set(lowered) & lexicon.TENSION
-    if (
-        tension
-        or re.match(r"^(we|i)\s+\w+ed\b", hook, re.I)
-        or hook.lower().startswith(("here's", "here is"))
-    ):
+    if tension or re.match(r"^(we|i)\s+\w+ed\b", hook, re.I) or hook.lower().startswith(("here's", "here is")):
         category.move(1, "it creates tension or opens a story")
     if {"you", "your"} & set(lowered):
         category.move(0.5, "it speaks to the reader")
@@ -195,17 +189,11 @@ def score_hook(caption: str) -> Category:
         category.move(-1.5, f"it is too short ({len(words)} words) to say anything")
     elif len(words) > 30:
         category.move(-1.5, f"it is too long ({len(words)} words) to read at a glance")
-    openers = [
-        opener for opener in lexicon.HOOK_CLICHE_OPENERS if hook.lower().replace("’", "'").startswith(opener)
-    ]
+    openers = [opener for opener in lexicon.HOOK_CLICHE_OPENERS if hook.lower().replace("’", "'").startswith(opener)]
     if openers:
         category.move(-2, f'it opens with stock phrasing ("{openers[0]}")')
     letters = [character for character in hook if character.isalpha()]
-    if (
-        letters
-        and sum(character.isupper() for character in letters) / len(letters) > 0.6
-        and len(letters) > 8
-    ):
+    if letters and sum(character.isupper() for character in letters) / len(letters) > 0.6 and len(letters) > 8:
         category.move(-2, "it shouts in capitals")
     if hook.count("!") >= 2:
         category.move(-1, "it leans on exclamation marks")
@@ -240,18 +228,14 @@ def score_clarity(caption: str) -> Category:
     lowered = [word.lower().strip("'’") for word in words]
     buzz = [word for word in lowered if word in lexicon.BUZZWORDS]
     if buzz:
-        category.move(
-            -min(3.0, 0.75 * len(buzz)), f"buzzwords blur the point ({', '.join(dict.fromkeys(buzz))})"
-        )
+        category.move(-min(3.0, 0.75 * len(buzz)), f"buzzwords blur the point ({', '.join(dict.fromkeys(buzz))})")
     vague = [word for word in lowered if word in lexicon.VAGUE]
     if len(vague) >= 2:
         category.move(
             -min(2.0, 0.5 * len(vague)),
             f"vague words stand in for specifics ({', '.join(dict.fromkeys(vague))})",
         )
-    concrete = sum(1 for word in words if word[0].isdigit()) + len(
-        re.findall(r"\n\s*(?:\d+[.)]|[-•])\s", body)
-    )
+    concrete = sum(1 for word in words if word[0].isdigit()) + len(re.findall(r"\n\s*(?:\d+[.)]|[-•])\s", body))
     if concrete:
         category.move(0.5, "it gives concrete specifics")
     if len(lowered) >= 20 and len(set(lowered)) / len(lowered) < 0.45:
@@ -279,8 +263,7 @@ def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[st
         over = len(tags) - rules.hashtags_max
         score -= 2 if len(tags) > 2 * max(1, rules.hashtags_max) else 1
         reasons.append(
-            f"{len(tags)} hashtags is {over} over the {name} guidance of "
-            f"{rules.hashtags_min}-{rules.hashtags_max}"
+            f"{len(tags)} hashtags is {over} over the {name} guidance of {rules.hashtags_min}-{rules.hashtags_max}"
         )
     elif len(tags) < rules.hashtags_min:
         score -= 0.5
@@ -343,9 +326,7 @@ def score_brand(caption: str, title: str | None, brand: BrandSignals) -> Categor
                 category.move(-1, f'it does not mention "{brand.keyword}"')
         elif not brand.avoid_patterns and not brand.banned_terms:
             category.reasons.append("no brand data to compare with; scored on voice hygiene only")
-        shouting = caption.count("!") >= 3 or bool(
-            re.search(r"\b[A-Z]{4,}\b(?:\W+\b[A-Z]{4,}\b){2,}", caption)
-        )
+        shouting = caption.count("!") >= 3 or bool(re.search(r"\b[A-Z]{4,}\b(?:\W+\b[A-Z]{4,}\b){2,}", caption))
         if shouting:
             category.move(-1.5, "the hype (exclamations, capitals) fits no professional brand voice")
         cliches = _has_phrase(caption, lexicon.CLICHES)
@@ -423,9 +404,7 @@ def score_cta(caption: str, platforms: tuple[str, ...]) -> Category:
         )
         and part not in imperative
     ]
-    questions = [
-        part for part in tail if part.endswith("?") and re.search(r"\b(you|your|yours)\b", part, re.I)
-    ]
+    questions = [part for part in tail if part.endswith("?") and re.search(r"\b(you|your|yours)\b", part, re.I)]
     if imperative:
         category.move(2, "it asks for a clear action")
     if questions:
@@ -503,9 +482,7 @@ def score_post(
         score_cta(caption, platforms).result("an ordinary call to action"),
         score_safety(caption, title, brand).result("no risky or unsupported claims found"),
     ]
-    blockers = [
-        f"{item['name']} below threshold ({item['score']}/5)" for item in categories if item["score"] < 3
-    ]
+    blockers = [f"{item['name']} below threshold ({item['score']}/5)" for item in categories if item["score"] < 3]
     blockers += [
         f'Contains blocked term: "{term}"'
         for term in distinct_terms(find_terms(f"{title or ''} {caption}", brand.blocked_terms))

@@ -61,9 +61,7 @@ async def judge_for(
 ) -> BrandJudge:
     """The brand judge of a project (its runtime when it has a profile) plus the caller's own terms."""
     runtime = await brand_runtime.get_runtime(session, project_id) if project_id else None
-    return BrandJudge(
-        runtime, keyword=keyword, avoid_patterns=avoid_patterns or [], banned_terms=banned_terms or []
-    )
+    return BrandJudge(runtime, keyword=keyword, avoid_patterns=avoid_patterns or [], banned_terms=banned_terms or [])
 
 
 async def recent_posts(session: AsyncSession, *, project_id: uuid.UUID | None) -> list[str]:

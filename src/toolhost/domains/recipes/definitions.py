@@ -145,8 +145,11 @@ RECIPES: tuple[Recipe, ...] = (
                 for_each="inputs.platforms",
                 args={
                     "content": {
-                        "$first": ["{{steps.extract.transcript}}", "{{steps.extract.description}}",
-                                   "{{steps.extract.title}}"],
+                        "$first": [
+                            "{{steps.extract.transcript}}",
+                            "{{steps.extract.description}}",
+                            "{{steps.extract.title}}",
+                        ],
                         "max_chars": 5000,
                     },
                     "target_platform": "{{item}}",

@@ -222,7 +222,7 @@ async def _hooks(session: AsyncSession, project_id: uuid.UUID) -> str:
     if not hooks:
         return "**Top hooks:** no data yet (at least 3 published posts with metrics are needed)."
     lines = [
-        f"- \"{hook['hook']}\" ({hook['hook_type']}, {hook['platform']}): {hook['engagement']} engagements, "
+        f'- "{hook["hook"]}" ({hook["hook_type"]}, {hook["platform"]}): {hook["engagement"]} engagements, '
         f"{hook['views']} views"
         for hook in hooks[:5]
     ]
@@ -285,9 +285,11 @@ def run_preview(
             ids=list(WORKFLOWS_BY_ID),
         )
     recipe = recipes_service.get_recipe(workflow["recipe_slug"])
-    recipe_inputs = recipes_service.validate_inputs(recipe, {"topic": inputs["topic"][:200]}) if "topic" in (
-        recipe.inputs_schema["properties"]
-    ) else {}
+    recipe_inputs = (
+        recipes_service.validate_inputs(recipe, {"topic": inputs["topic"][:200]})
+        if "topic" in (recipe.inputs_schema["properties"])
+        else {}
+    )
     return {
         "status": "preview",
         "skill": workflow_entry(settings, workflow),

@@ -225,7 +225,7 @@ class DevTools:
         process = subprocess.Popen(  # noqa: S603 - a fixed argument list, no shell
             arguments,
             pass_fds=(3, 4),
-            preexec_fn=attach_pipes,  # noqa: PLW1509 - the pipes must sit at fds 3 and 4
+            preexec_fn=attach_pipes,  # the pipes must sit at fds 3 and 4
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -311,7 +311,7 @@ class Subresources:
         url = str(event["request"]["url"])
         try:
             body, content_type, status = await self._resolve(url, str(event.get("resourceType", "")))
-        except Exception as error:  # noqa: BLE001 - any refusal fails just this request, never the render
+        except Exception as error:  # any refusal fails just this request, never the render
             logger.info("hyperframes subresource refused: %s", type(error).__name__)
             # An aborted navigation leaves the composition on screen; a failed one would show an error page.
             reason = "Aborted" if event.get("resourceType") == "Document" else "BlockedByClient"

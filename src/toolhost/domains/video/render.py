@@ -594,7 +594,7 @@ def decode_video_frames(data: bytes, *, max_frames: int, size: tuple[int, int]) 
     decoded: list[Image.Image] = []
     with av.open(io.BytesIO(data), mode="r") as container:
         for frame in container.decode(video=0):
-            image = frame.to_image()  # type: ignore[no-untyped-call]
+            image = frame.to_image()
             image.thumbnail(size)
             decoded.append(image)
             if len(decoded) >= max_frames:

@@ -26,8 +26,8 @@ class CompositionInfo(ToolOutput):
     width: int
     height: int
     fps: int
-    durationInFrames: int  # noqa: N815 - the catalogue's key names
-    durationSeconds: float  # noqa: N815
+    durationInFrames: int
+    durationSeconds: float
     dynamic: bool
     description: str
     props_schema: dict[str, Any]
@@ -97,7 +97,7 @@ class RenderTemplateVideoOut(ToolOutput):
     """The queued render."""
 
     job_id: str
-    jobId: str  # noqa: N815
+    jobId: str
     composition_id: str
     content_history_id: str
     credits_charged: int
@@ -157,7 +157,7 @@ class RenderHyperframesOut(ToolOutput):
     """The queued render."""
 
     job_id: str
-    jobId: str  # noqa: N815
+    jobId: str
     status: Literal["pending"]
     credits_cost: int
     credits: int

@@ -155,9 +155,7 @@ class Connector:
         """Verifies what the connect page or CLI collected and returns the account to store."""
         raise NotImplementedError
 
-    async def publish(
-        self, account: AccountSession, post: OutgoingPost, context: PublishContext
-    ) -> PublishResult:
+    async def publish(self, account: AccountSession, post: OutgoingPost, context: PublishContext) -> PublishResult:
         """Publishes once: the same idempotency key never yields a second post on the platform."""
         raise NotImplementedError
 
@@ -166,9 +164,7 @@ class Connector:
         self.require(METRICS)
         raise NotImplementedError
 
-    async def list_comments(
-        self, account: AccountSession, external_post_id: str, *, limit: int
-    ) -> list[Comment]:
+    async def list_comments(self, account: AccountSession, external_post_id: str, *, limit: int) -> list[Comment]:
         """Comments on a post, oldest first."""
         self.require(COMMENTS_LIST)
         raise NotImplementedError
@@ -250,9 +246,7 @@ def multipart(fields: dict[str, str], files: list[tuple[str, str, str, bytes]]) 
     parts: list[bytes] = []
     for name, value in fields.items():
         parts.append(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
-            + value.encode()
-            + b"\r\n"
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode() + value.encode() + b"\r\n"
         )
     for name, file_name, content_type, data in files:
         safe_name = file_name.replace('"', "").replace("\r", "").replace("\n", "")

@@ -142,9 +142,7 @@ class BlueskyConnector(Connector):
         if response.ok:
             session = json_body("bluesky", response)
         else:
-            session = await self._create_session(
-                service, account.settings["did"], account.secrets["app_password"]
-            )
+            session = await self._create_session(service, account.settings["did"], account.secrets["app_password"])
         account.update_secrets({"access_jwt": session["accessJwt"], "refresh_jwt": session["refreshJwt"]})
 
     async def _xrpc(
@@ -166,9 +164,7 @@ class BlueskyConnector(Connector):
             if method == "POST":
                 headers["Content-Type"] = content_type
             response = await self.send(method, url, content=body, headers=headers, timeout=120)
-            expired = response.status == 401 or (
-                response.status == 400 and b"ExpiredToken" in response.content[:2000]
-            )
+            expired = response.status == 401 or (response.status == 400 and b"ExpiredToken" in response.content[:2000])
             if expired and not renewed:
                 await self._renew(account)
                 continue
@@ -178,9 +174,7 @@ class BlueskyConnector(Connector):
             return response.status, json_body("bluesky", response)
         raise PublishFailed("bluesky: the session could not be renewed", retryable=False, authentication=True)
 
-    async def publish(
-        self, account: AccountSession, post: OutgoingPost, context: PublishContext
-    ) -> PublishResult:
+    async def publish(self, account: AccountSession, post: OutgoingPost, context: PublishContext) -> PublishResult:
         """Uploads images as blobs, then writes the post record under its fixed record key."""
         did = account.settings["did"]
         rkey = record_key(post)
@@ -212,9 +206,7 @@ class BlueskyConnector(Connector):
             images = []
             for item in post.media:
                 if item.data is None:
-                    raise PublishFailed(
-                        "bluesky: media must be stored in toolhost to upload", retryable=False
-                    )
+                    raise PublishFailed("bluesky: media must be stored in toolhost to upload", retryable=False)
                 _, uploaded = await self._xrpc(
                     account,
                     "POST",
@@ -236,9 +228,7 @@ class BlueskyConnector(Connector):
             account,
             "POST",
             "com.atproto.repo.createRecord",
-            body=json.dumps(
-                {"repo": did, "collection": POST_COLLECTION, "rkey": rkey, "record": record}
-            ).encode(),
+            body=json.dumps({"repo": did, "collection": POST_COLLECTION, "rkey": rkey, "record": record}).encode(),
             action="create the post",
         )
         return self._result(account, rkey)
@@ -283,9 +273,7 @@ class BlueskyConnector(Connector):
         )
         return dict(reply.get("thread") or {})
 
-    async def list_comments(
-        self, account: AccountSession, external_post_id: str, *, limit: int
-    ) -> list[Comment]:
+    async def list_comments(self, account: AccountSession, external_post_id: str, *, limit: int) -> list[Comment]:
         """Direct replies to a post."""
         thread = await self._thread(account, external_post_id)
         comments = []

@@ -85,9 +85,7 @@ class MastodonConnector(Connector):
                 field_errors=[{"path": "access_token", "message": "required"}],
             )
         try:
-            response = await self.send(
-                "GET", f"{root}/api/v1/accounts/verify_credentials", headers=bearer(token)
-            )
+            response = await self.send("GET", f"{root}/api/v1/accounts/verify_credentials", headers=bearer(token))
             raise_for_status("mastodon", response, "verify the access token")
             account = json_body("mastodon", response)
         except PublishFailed as error:
@@ -101,9 +99,7 @@ class MastodonConnector(Connector):
     async def register_app(self, *, instance_url: str, redirect_uri: str) -> dict[str, str]:
         """Registers toolhost as an OAuth application on the instance (first step of the OAuth flow)."""
         root = instance_root(instance_url)
-        body = json.dumps(
-            {"client_name": "toolhost", "redirect_uris": redirect_uri, "scopes": SCOPES}
-        ).encode()
+        body = json.dumps({"client_name": "toolhost", "redirect_uris": redirect_uri, "scopes": SCOPES}).encode()
         try:
             response = await self.send(
                 "POST", f"{root}/api/v1/apps", content=body, headers={"Content-Type": "application/json"}
@@ -159,9 +155,7 @@ class MastodonConnector(Connector):
             fields={"instance_url": app["instance_url"], "access_token": str(token["access_token"])},
         )
 
-    async def publish(
-        self, account: AccountSession, post: OutgoingPost, context: PublishContext
-    ) -> PublishResult:
+    async def publish(self, account: AccountSession, post: OutgoingPost, context: PublishContext) -> PublishResult:
         """Uploads the media (once), then creates the status under the post's idempotency key."""
         root = account.settings["instance_url"]
         auth = bearer(account.secrets["access_token"])
@@ -169,9 +163,7 @@ class MastodonConnector(Connector):
         if not media_ids and post.media:
             for index, item in enumerate(post.media):
                 if item.data is None:
-                    raise PublishFailed(
-                        "mastodon: media must be stored in toolhost to upload", retryable=False
-                    )
+                    raise PublishFailed("mastodon: media must be stored in toolhost to upload", retryable=False)
                 body, content_type = multipart(
                     {}, [("file", item.file_name or f"media-{index}", item.content_type, item.data)]
                 )
@@ -201,9 +193,7 @@ class MastodonConnector(Connector):
         )
         raise_for_status("mastodon", response, "create the status")
         created = json_body("mastodon", response)
-        return PublishResult(
-            external_post_id=str(created.get("id") or "") or None, external_url=created.get("url")
-        )
+        return PublishResult(external_post_id=str(created.get("id") or "") or None, external_url=created.get("url"))
 
     async def _wait_for_processing(self, root: str, auth: dict[str, str], media_id: str) -> None:
         for _ in range(MEDIA_PROCESSING_POLLS):
@@ -224,9 +214,7 @@ class MastodonConnector(Connector):
             "comments": int(status.get("replies_count", 0)),
         }
 
-    async def list_comments(
-        self, account: AccountSession, external_post_id: str, *, limit: int
-    ) -> list[Comment]:
+    async def list_comments(self, account: AccountSession, external_post_id: str, *, limit: int) -> list[Comment]:
         """Replies below a status (its context's descendants)."""
         context = await self._get(account, f"/api/v1/statuses/{quote(external_post_id)}/context")
         return [_comment(status) for status in context.get("descendants", [])[:limit]]

@@ -17,9 +17,7 @@ class TokenVault:
     """Encrypts and decrypts the JSON of an account's token material."""
 
     def __init__(self, secret_key: str) -> None:
-        derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=KEY_PURPOSE).derive(
-            secret_key.encode()
-        )
+        derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=KEY_PURPOSE).derive(secret_key.encode())
         self._fernet = Fernet(base64.urlsafe_b64encode(derived))
 
     def seal(self, material: dict[str, Any]) -> str:

@@ -108,18 +108,13 @@ class WebhookConnector(Connector):
             "title": post.title,
             "hashtags": post.hashtags,
             "media_type": post.media_type,
-            "media": [
-                {"url": item.url, "content_type": item.content_type, "r2_key": item.key}
-                for item in post.media
-            ],
+            "media": [{"url": item.url, "content_type": item.content_type, "r2_key": item.key} for item in post.media],
             "platform_metadata": post.platform_metadata,
             "scheduled_at": post.scheduled_at.isoformat() if post.scheduled_at else None,
             "created_at": post.created_at.isoformat(),
         }
 
-    async def publish(
-        self, account: AccountSession, post: OutgoingPost, context: PublishContext
-    ) -> PublishResult:
+    async def publish(self, account: AccountSession, post: OutgoingPost, context: PublishContext) -> PublishResult:
         """POSTs the signed post JSON, retrying transport failures and 408/429/5xx with backoff."""
         body = json.dumps(self.payload(post), separators=(",", ":"), ensure_ascii=False).encode()
         secret = str(account.secrets["signing_secret"])

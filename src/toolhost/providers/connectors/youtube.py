@@ -107,9 +107,7 @@ class YouTubeConnector(Connector):
     async def _token(self, form: dict[str, str], action: str) -> dict[str, Any]:
         if not self.configured:
             raise PublishFailed("youtube: no OAuth client is configured", retryable=False)
-        body = urlencode(
-            {**form, "client_id": self.client_id or "", "client_secret": self.client_secret or ""}
-        )
+        body = urlencode({**form, "client_id": self.client_id or "", "client_secret": self.client_secret or ""})
         response = await self.send(
             "POST",
             self.token_url,
@@ -148,15 +146,11 @@ class YouTubeConnector(Connector):
             )
         except PublishFailed as error:
             raise upstream(error, "youtube") from error
-        return await self._connected(
-            {**tokens, "refresh_token": tokens.get("refresh_token") or refresh_token}
-        )
+        return await self._connected({**tokens, "refresh_token": tokens.get("refresh_token") or refresh_token})
 
     async def _connected(self, tokens: dict[str, Any]) -> ConnectResult:
         if not tokens.get("refresh_token"):
-            raise ValidationFailed(
-                "Google returned no refresh token; revoke toolhost's access and connect again"
-            )
+            raise ValidationFailed("Google returned no refresh token; revoke toolhost's access and connect again")
         account = AccountSession(
             platform="youtube",
             username=None,
@@ -229,9 +223,7 @@ class YouTubeConnector(Connector):
         raise_for_status("youtube", response, action)
         return json_body("youtube", response) if response.content else {}
 
-    async def publish(
-        self, account: AccountSession, post: OutgoingPost, context: PublishContext
-    ) -> PublishResult:
+    async def publish(self, account: AccountSession, post: OutgoingPost, context: PublishContext) -> PublishResult:
         """Resumable upload of the post's video, resumed (never restarted) after a crash."""
         videos = [item for item in post.media if item.content_type.startswith("video/")]
         if len(videos) != 1 or videos[0].data is None:
@@ -262,9 +254,7 @@ class YouTubeConnector(Connector):
         raise_for_status("youtube", response, "upload the video")
         return _video_result(json_body("youtube", response))
 
-    async def _start_upload(
-        self, account: AccountSession, post: OutgoingPost, content_type: str, size: int
-    ) -> str:
+    async def _start_upload(self, account: AccountSession, post: OutgoingPost, content_type: str, size: int) -> str:
         options: dict[str, Any] = post.platform_metadata.get("youtube") or {}
         snippet: dict[str, Any] = {
             "title": (options.get("title") or post.title or "")[:100],
@@ -312,9 +302,7 @@ class YouTubeConnector(Connector):
             "comments": int(statistics.get("commentCount", 0)),
         }
 
-    async def list_comments(
-        self, account: AccountSession, external_post_id: str, *, limit: int
-    ) -> list[Comment]:
+    async def list_comments(self, account: AccountSession, external_post_id: str, *, limit: int) -> list[Comment]:
         """Top-level comments on a video."""
         query = urlencode({"part": "snippet", "videoId": external_post_id, "maxResults": min(limit, 100)})
         reply = await self._read(account, f"{self.api_url}/commentThreads?{query}")
@@ -342,9 +330,7 @@ class YouTubeConnector(Connector):
             f"{self.api_url}/comments?part=snippet",
             {"snippet": {"parentId": comment_id, "textOriginal": text}},
         )
-        return Comment(
-            id=str(created.get("id")), text=text, author=None, created_at=None, parent_id=comment_id
-        )
+        return Comment(id=str(created.get("id")), text=text, author=None, created_at=None, parent_id=comment_id)
 
     async def post_comment(self, account: AccountSession, external_post_id: str, text: str) -> Comment:
         """Starts a comment thread on a video."""
@@ -388,13 +374,9 @@ class YouTubeConnector(Connector):
         items = (await self._read(account, f"{self.api_url}/channels?{query}")).get("items") or []
         return items[0] if items else None
 
-    async def recent_uploads(
-        self, account: AccountSession, playlist_id: str, *, limit: int
-    ) -> list[dict[str, Any]]:
+    async def recent_uploads(self, account: AccountSession, playlist_id: str, *, limit: int) -> list[dict[str, Any]]:
         """The newest videos of an uploads playlist, each with its statistics."""
-        query = urlencode(
-            {"part": "snippet,contentDetails", "playlistId": playlist_id, "maxResults": min(limit, 50)}
-        )
+        query = urlencode({"part": "snippet,contentDetails", "playlistId": playlist_id, "maxResults": min(limit, 50)})
         entries = (await self._read(account, f"{self.api_url}/playlistItems?{query}")).get("items") or []
         ids = [
             str((entry.get("contentDetails") or {}).get("videoId") or "")
@@ -482,6 +464,4 @@ def _video_result(video: dict[str, Any]) -> PublishResult:
     video_id = video.get("id")
     if not video_id:
         raise PublishFailed("youtube: the upload reply has no video id", retryable=True)
-    return PublishResult(
-        external_post_id=str(video_id), external_url=f"https://www.youtube.com/watch?v={video_id}"
-    )
+    return PublishResult(external_post_id=str(video_id), external_url=f"https://www.youtube.com/watch?v={video_id}")

@@ -116,9 +116,7 @@ class BrandContext:
         for item in messaging.get("contentPillars") or []:
             if isinstance(item, dict) and isinstance(item.get("name"), str):
                 weight = item.get("weight")
-                pillars.append(
-                    (item["name"].strip(), float(weight) if isinstance(weight, int | float) else 0.0)
-                )
+                pillars.append((item["name"].strip(), float(weight) if isinstance(weight, int | float) else 0.0))
             elif isinstance(item, str) and item.strip():
                 match = _PILLAR_WEIGHT.match(item.strip())
                 if match:
@@ -195,8 +193,7 @@ class BrandContext:
             lines.append(
                 "Proof points (the only figures and claims you may use): "
                 + "; ".join(
-                    point.claim + (f" ({point.evidence})" if point.evidence else "")
-                    for point in self.proof_points
+                    point.claim + (f" ({point.evidence})" if point.evidence else "") for point in self.proof_points
                 )
             )
         if self.perspective:

@@ -151,8 +151,7 @@ def _hook_authority(m: Material, rng: random.Random) -> str:
         claim = clause(m.proof.claim)
         return rng.choice(
             [
-                f"{upper_first(claim)}. Here is what that taught {'us' if m.we == 'we' else 'me'} about "
-                f"{m.topic}.",
+                f"{upper_first(claim)}. Here is what that taught {'us' if m.we == 'we' else 'me'} about {m.topic}.",
                 f"{subject} have the results to show for it: {claim}. Here is how that applies to {m.topic}.",
             ]
         )
@@ -249,15 +248,11 @@ def _body_problem_solution(m: Material, rng: random.Random) -> list[str]:
     first = (
         sentence(f"If {clause(m.pain)}, {m.short} is usually where it shows first")
         if m.pain
-        else sentence(
-            f"{upper_first(m.topic)} rarely fails for lack of effort. It fails for lack of a clear process"
-        )
+        else sentence(f"{upper_first(m.topic)} rarely fails for lack of effort. It fails for lack of a clear process")
     )
     second = _value_sentence(m, rng)
     if m.angle:
-        second = (
-            second + " " + sentence(f"Start with {lower_first(m.angle)}, then build from there")
-        ).strip()
+        second = (second + " " + sentence(f"Start with {lower_first(m.angle)}, then build from there")).strip()
     return [first, second, *_detail_sentences(m), _proof_sentence(m)]
 
 
@@ -313,9 +308,7 @@ def _body_question_led(m: Material, rng: random.Random) -> list[str]:
     questions = [f"Where does {m.short} slow you down?"]
     if m.pain:
         questions.append(f"For many, it is this: {clause(m.pain)}.")
-    answer = _value_sentence(m, rng) or sentence(
-        f"Start small: pick one part of {m.topic} and make it repeatable"
-    )
+    answer = _value_sentence(m, rng) or sentence(f"Start small: pick one part of {m.topic} and make it repeatable")
     return [" ".join(questions), answer, *_detail_sentences(m), _proof_sentence(m)]
 
 
@@ -480,17 +473,13 @@ class BuiltinTextProvider:
         if m.angle:
             sections.append((upper_first(clip(m.angle, 60)), " ".join(_body_insight(m, rng)[:2])))
         for value in m.brand.value_propositions[:2]:
-            sections.append(
-                (upper_first(clip(clause(value), 60)), sentence(f"Applied to {m.topic}, {clause(value)}"))
-            )
+            sections.append((upper_first(clip(clause(value), 60)), sentence(f"Applied to {m.topic}, {clause(value)}")))
         if m.proof is not None:
             sections.append(("What the results show", _proof_sentence(m)))
         for detail in m.details[:2]:
             sections.append((upper_first(clip(clause(detail), 60)), sentence(detail)))
         if len(sections) < 3:
-            sections.append(
-                ("Where to start", sentence(f"Pick one part of {m.topic} and make it repeatable"))
-            )
+            sections.append(("Where to start", sentence(f"Pick one part of {m.topic} and make it repeatable")))
             sections.append(
                 (
                     "How to keep it going",
@@ -527,11 +516,7 @@ class BuiltinTextProvider:
             topic = " ".join(keywords(body, 4))
             extra = hashtags_for(topic, brand, rules, voice.hashtag_strategy if voice else "")
             tags += [tag for tag in extra if tag.lower() not in {existing.lower() for existing in tags}]
-            tags = tags[
-                : max(
-                    rules.hashtags_min, len(tags) if len(tags) <= rules.hashtags_max else rules.hashtags_max
-                )
-            ]
+            tags = tags[: max(rules.hashtags_min, len(tags) if len(tags) <= rules.hashtags_max else rules.hashtags_max)]
         tag_text = " ".join(tags)
         separator = "\n\n" if rules.line_breaks else " "
         room = rules.caption_limit - (len(tag_text) + len(separator) if tag_text else 0)
@@ -667,9 +652,7 @@ class BuiltinTextProvider:
             caption=caption,
             hashtags=hashtags,
             title=title,
-            visual_direction=_visual_direction(
-                request.media_type, extract_topic(request.topic), request.brand
-            ),
+            visual_direction=_visual_direction(request.media_type, extract_topic(request.topic), request.brand),
         )
 
 
@@ -738,8 +721,7 @@ def _story_beats(m: Material, count: int) -> list[str]:
 def _visual_direction(media_type: str, topic: str, brand: BrandContext) -> str:
     palette = "in the brand palette" if brand.exists else "in clean, neutral colours"
     return {
-        "video": f"Short vertical video: open on the hook within 2 seconds, then show {topic} step by step, "
-        f"{palette}.",
+        "video": f"Short vertical video: open on the hook within 2 seconds, then show {topic} step by step, {palette}.",
         "carousel": f"Carousel: hook slide, one idea per slide about {topic}, CTA slide last, {palette}.",
         "image": f"Single image with one clear subject that stands for {topic}, {palette}, no small text.",
         "text-only": "Text-only post: short paragraphs with line breaks, no image needed.",

@@ -79,9 +79,7 @@ def _middle(request: CarouselRequest, m: Material, count: int, rng: random.Rando
         for index in range(count):
             if index % 2 == 0:
                 myth = pains[(index // 2) % len(pains)]
-                slides.append(
-                    {"headline": "Myth", "body": _body(f"{clause(myth)} is just how {m.topic} works")}
-                )
+                slides.append({"headline": "Myth", "body": _body(f"{clause(myth)} is just how {m.topic} works")})
             else:
                 head, body = points[index // 2]
                 slides.append({"headline": "Reality", "body": _body(body), "emphasisWords": _emphasis(head)})
@@ -100,9 +98,7 @@ def _middle(request: CarouselRequest, m: Material, count: int, rng: random.Rando
                 slides.append({"headline": "After", "body": _body(after[(index // 2) % len(after)])})
         return slides
     if template == "data-stats":
-        figures = [
-            part for part in sentences(request.topic + ". " + request.constraints) if FIGURE.search(part)
-        ]
+        figures = [part for part in sentences(request.topic + ". " + request.constraints) if FIGURE.search(part)]
         figures += [
             point.claim + (f" ({point.evidence})" if point.evidence else "")
             for point in m.brand.proof_points
@@ -111,9 +107,7 @@ def _middle(request: CarouselRequest, m: Material, count: int, rng: random.Rando
         figures = list(dict.fromkeys(figures))
         for index in range(count):
             if index < len(figures):
-                figure = re.search(
-                    r"[$€£]?\d[\d.,]*\s*(?:%|x|k|m|hours?|days?|minutes?|weeks?)?", figures[index]
-                )
+                figure = re.search(r"[$€£]?\d[\d.,]*\s*(?:%|x|k|m|hours?|days?|minutes?|weeks?)?", figures[index])
                 headline = figure.group(0).strip() if figure else _headline(figures[index])
                 slides.append(
                     {
@@ -170,9 +164,7 @@ def _middle(request: CarouselRequest, m: Material, count: int, rng: random.Rando
     return slides
 
 
-def build(
-    request: CarouselRequest, topic: str, hook: str, m: Material, rng: random.Random
-) -> list[dict[str, Any]]:
+def build(request: CarouselRequest, topic: str, hook: str, m: Material, rng: random.Random) -> list[dict[str, Any]]:
     """The slides, numbered: the hook, the template's middle slides, then the CTA."""
     hook_parts = sentences(hook) or [hook]
     if request.hook:

@@ -281,13 +281,9 @@ def hashtag(phrase: str) -> str:
     return "#" + tag if len(tag) >= 3 and not tag.isdigit() else ""
 
 
-def hashtags_for(
-    topic: str, brand: BrandContext, rules: PlatformRules, platform_strategy: str = ""
-) -> list[str]:
+def hashtags_for(topic: str, brand: BrandContext, rules: PlatformRules, platform_strategy: str = "") -> list[str]:
     """Hashtags within the platform's guidance: strategy tags, topic, pillars, terms."""
-    wanted = max(
-        rules.hashtags_min, min(rules.hashtags_max, (rules.hashtags_min + rules.hashtags_max + 1) // 2)
-    )
+    wanted = max(rules.hashtags_min, min(rules.hashtags_max, (rules.hashtags_min + rules.hashtags_max + 1) // 2))
     if rules.hashtags_max == 0:
         return []
     candidates = re.findall(r"#\w+", platform_strategy)
@@ -304,11 +300,7 @@ def hashtags_for(
     blocked = {term.lower().replace(" ", "") for term in brand.blocked_terms()}
     result: list[str] = []
     for tag in candidates:
-        if (
-            tag
-            and tag.lower() not in {existing.lower() for existing in result}
-            and tag[1:].lower() not in blocked
-        ):
+        if tag and tag.lower() not in {existing.lower() for existing in result} and tag[1:].lower() not in blocked:
             result.append(tag)
         if len(result) >= wanted:
             break

@@ -44,11 +44,11 @@ SHAPES = {
 
 
 class _Frame(BaseModel):
-    shotType: str  # noqa: N815 - the catalogue's key names
-    cameraMovement: str  # noqa: N815
+    shotType: str
+    cameraMovement: str
     duration: float
-    imagePrompt: str  # noqa: N815
-    videoPrompt: str  # noqa: N815
+    imagePrompt: str
+    videoPrompt: str
     caption: str
     voiceover: str
     notes: str = ""
@@ -56,7 +56,7 @@ class _Frame(BaseModel):
 
 class _Storyboard(BaseModel):
     title: str
-    characterDescription: str  # noqa: N815
+    characterDescription: str
     frames: list[_Frame]
 
 
@@ -64,8 +64,8 @@ class _Slide(BaseModel):
     headline: str | None = None
     subheadline: str | None = None
     body: str | None = None
-    emphasisWords: list[str] | None = None  # noqa: N815
-    ctaText: str | None = None  # noqa: N815
+    emphasisWords: list[str] | None = None
+    ctaText: str | None = None
 
 
 class _Carousel(BaseModel):
@@ -84,9 +84,7 @@ class _PlanPost(BaseModel):
 class OpenAITextProvider:
     """Chat completions with structured output where the tool returns structure, timeouts and retries."""
 
-    def __init__(
-        self, settings: ProviderSettings, *, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
+    def __init__(self, settings: ProviderSettings, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         if not settings.openai_base_url or not settings.openai_model:
             raise ValueError("the openai provider needs providers.openai_base_url and providers.openai_model")
         self.name = settings.openai_model
@@ -159,9 +157,7 @@ class OpenAITextProvider:
                         f"the text model refused the request (HTTP {response.status_code})", provider=PROVIDER
                     )
                 return _message_text(response)
-        raise UpstreamFailed(
-            "the text model failed", provider=PROVIDER
-        )  # unreachable: the loop returns or raises
+        raise UpstreamFailed("the text model failed", provider=PROVIDER)  # unreachable: the loop returns or raises
 
     def _backoff(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
@@ -198,9 +194,7 @@ class OpenAITextProvider:
         if request.angle:
             system += f"\nAngle: {request.angle}"
         return (
-            await self.chat(
-                system=system, user=request.prompt, temperature=0.8, max_tokens=4096, timeout=90.0
-            )
+            await self.chat(system=system, user=request.prompt, temperature=0.8, max_tokens=4096, timeout=90.0)
         ).strip()
 
     async def adapt(self, request: AdaptRequest) -> str:
@@ -219,9 +213,7 @@ class OpenAITextProvider:
                 f"\nSample of this platform's voice:\n{voice.sample_content}"
             )
         return (
-            await self.chat(
-                system=system, user=request.content, temperature=0.7, max_tokens=2048, timeout=60.0
-            )
+            await self.chat(system=system, user=request.content, temperature=0.7, max_tokens=2048, timeout=60.0)
         ).strip()
 
     async def storyboard(self, request: StoryboardRequest) -> dict[str, Any]:

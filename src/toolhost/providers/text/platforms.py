@@ -27,9 +27,7 @@ RULES: dict[str, PlatformRules] = {
     "threads": PlatformRules("threads", "Threads", 500, 0, 3, links_clickable=False),
     "bluesky": PlatformRules("bluesky", "Bluesky", 300, 0, 3, line_breaks=False),
     "mastodon": PlatformRules("mastodon", "Mastodon", 500, 1, 4),
-    "instagram": PlatformRules(
-        "instagram", "Instagram", 2200, 5, 15, needs_media=True, links_clickable=False
-    ),
+    "instagram": PlatformRules("instagram", "Instagram", 2200, 5, 15, needs_media=True, links_clickable=False),
     "tiktok": PlatformRules("tiktok", "TikTok", 4000, 3, 5, needs_media=True, links_clickable=False),
     "youtube": PlatformRules("youtube", "YouTube", 5000, 0, 5, needs_media=True, title_limit=100),
     "linkedin": PlatformRules("linkedin", "LinkedIn", 3000, 3, 5),

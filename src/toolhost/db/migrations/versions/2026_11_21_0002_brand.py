@@ -44,14 +44,10 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_brand_profile_versions")),
-        sa.UniqueConstraint(
-            "project_id", "version", name=op.f("uq_brand_profile_versions_project_id_version")
-        ),
+        sa.UniqueConstraint("project_id", "version", name=op.f("uq_brand_profile_versions_project_id_version")),
     )
     with op.batch_alter_table("brand_profile_versions", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_brand_profile_versions_project_id"), ["project_id"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_brand_profile_versions_project_id"), ["project_id"], unique=False)
 
 
 def downgrade() -> None:

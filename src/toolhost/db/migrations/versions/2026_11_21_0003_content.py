@@ -41,9 +41,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_content_records")),
     )
     with op.batch_alter_table("content_records", schema=None) as batch_op:
-        batch_op.create_index(
-            "ix_content_records_project_created", ["project_id", "created_at"], unique=False
-        )
+        batch_op.create_index("ix_content_records_project_created", ["project_id", "created_at"], unique=False)
 
     op.create_table(
         "swipe_items",

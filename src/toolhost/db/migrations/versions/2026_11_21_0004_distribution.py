@@ -56,9 +56,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_connected_accounts")),
     )
     with op.batch_alter_table("connected_accounts", schema=None) as batch_op:
-        batch_op.create_index(
-            "ix_connected_accounts_project_platform", ["project_id", "platform"], unique=False
-        )
+        batch_op.create_index("ix_connected_accounts_project_platform", ["project_id", "platform"], unique=False)
 
     op.create_table(
         "idempotency_records",
@@ -245,9 +243,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_posts")),
     )
     with op.batch_alter_table("posts", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_posts_connected_account_id"), ["connected_account_id"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_posts_connected_account_id"), ["connected_account_id"], unique=False)
         batch_op.create_index("ix_posts_due", ["status", "due_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_posts_plan_id"), ["plan_id"], unique=False)
         batch_op.create_index("ix_posts_project_key", ["project_id", "idempotency_key"], unique=False)
