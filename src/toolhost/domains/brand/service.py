@@ -6,6 +6,7 @@ the pure `score_consistency(runtime, text)`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import uuid
@@ -228,13 +229,20 @@ async def export_tokens(*, session: AsyncSession, project_id: uuid.UUID, fmt: st
 async def extract(
     *, fetch_settings: FetchSettings, url: str | None, html: str | None, text: str | None
 ) -> dict[str, Any]:
-    """extract_brand: reads the site (or the given HTML or text) and returns a draft; nothing is saved."""
+    """extract_brand: reads the site (or the given HTML or text) and returns a draft; nothing is saved.
+
+    The draft's text analysis (keywords, voice, palette) is CPU work of tens of milliseconds: it runs in a
+    worker thread, so the event loop keeps answering other calls meanwhile.
+    """
     if url is not None:
         fetcher = Fetcher(fetch_settings)
         sources = await extraction.gather_url(fetcher, extraction.resolve_url(url))
         logo = html_extract.best_logo(sources.pages)[0]
-        return extraction.build_draft(sources, await extraction.logo_color(fetcher, logo))
+        logo_color = await extraction.logo_color(fetcher, logo)
+        return await asyncio.to_thread(extraction.build_draft, sources, logo_color)
     if html is not None:
-        page = html_extract.read_page(html, "")
-        return extraction.build_draft(extraction.Sources(pages=[page], method="html"), None)
-    return extraction.build_draft(extraction.Sources(method="text"), None, text_only=text or "")
+        page = await asyncio.to_thread(html_extract.read_page, html, "")
+        return await asyncio.to_thread(extraction.build_draft, extraction.Sources(pages=[page], method="html"), None)
+    return await asyncio.to_thread(
+        extraction.build_draft, extraction.Sources(method="text"), None, text_only=text or ""
+    )
