@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -269,7 +269,7 @@ class HoldKeeper:
 
     session_factory: async_sessionmaker[AsyncSession]
     lifetime: timedelta
-    live: set[uuid.UUID]
+    live: set[uuid.UUID] = field(default_factory=set)
     task: asyncio.Task[None] | None = None
 
     def track(self, hold_id: uuid.UUID) -> None:

@@ -64,7 +64,6 @@ class _Call:
     request_id: str
     project_id: uuid.UUID | None = None
     hold_id: uuid.UUID | None = None
-    debited_beyond_hold: int = 0
     started: float = field(default_factory=time.perf_counter)
 
     def usage_record(
@@ -132,7 +131,7 @@ class Executor:
         self.usage = usage
         self.point_reads = point_reads
         self.hold_lifetime = timedelta(seconds=settings.credits.hold_seconds)
-        self.hold_keeper = credits.HoldKeeper(session_factory=session_factory, lifetime=self.hold_lifetime, live=set())
+        self.hold_keeper = credits.HoldKeeper(session_factory=session_factory, lifetime=self.hold_lifetime)
         self._projects = ProjectResolver(registry)
 
     async def execute(
@@ -240,18 +239,16 @@ class Executor:
             except ToolError as error:
                 error.raised_by_handler = True
                 raise
-            finally:
-                call.debited_beyond_hold = context.credits_debited_beyond_hold
             result = self._render(spec, args, output, auto_resolved)
             usage = call.usage_record(outcome="ok", credits=context.credits_debited, assets=assets)
             # A free call is recorded in a batch; one that paid or made assets counts toward run budgets now.
-            if call.hold_id is None and call.debited_beyond_hold == 0 and assets == 0:
+            if call.hold_id is None and context.credits_debited_beyond_hold == 0 and assets == 0:
                 await context.commit()
                 self.usage.add(usage)
                 return result
             # A call that paid commits its last unit of work, its settlement and its usage record together.
             session = context.session
-            await self._settle(session, call, owed=context.credits_debited)
+            await self._settle(session, call, owed=context.credits_debited, beyond=context.credits_debited_beyond_hold)
             session.add(UsageRecord(**usage))
             await session.commit()
             self._forget_hold(call)
@@ -316,10 +313,9 @@ class Executor:
         call.hold_id = hold_id
         self.hold_keeper.track(hold_id)
 
-    async def _settle(self, session: AsyncSession, call: _Call, *, owed: int) -> None:
+    async def _settle(self, session: AsyncSession, call: _Call, *, owed: int, beyond: int) -> None:
         """A successful call's settlement: keeps what it owes of its hold and beyond it; returns the rest."""
         owed = max(0, owed)
-        beyond = call.debited_beyond_hold
         if call.hold_id is not None:
             returned = await credits.settle_hold(session, hold_id=call.hold_id, charged=owed - beyond, outcome="ok")
             if returned is None and owed > beyond:
