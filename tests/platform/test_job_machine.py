@@ -13,14 +13,13 @@ import pytest
 from sqlalchemy import select, update
 
 from tests.conftest import Tenant, worker_context
-from tests.domains.analytics.conftest import Channel
+from tests.domains.analytics.conftest import mastodon_channel
 from tests.domains.distribution.conftest import connect_webhook, local_settings
 from tests.domains.distribution.standins import MastodonStandIn, WebhookReceiver, serve
 from toolhost.catalog import JOB_TYPES, POLLERS
 from toolhost.config import Settings
 from toolhost.domains.autopilot import runner as autopilot_runner
 from toolhost.domains.autopilot.models import AutopilotRun
-from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import Post
 from toolhost.platform import credits, jobs
 from toolhost.platform.jobs import Job
@@ -198,17 +197,8 @@ async def mastodon() -> AsyncIterator[tuple[MastodonStandIn, str]]:
 async def queue_a_refresh(
     tenant: Tenant, platform: Platform, client: Any, mastodon: tuple[MastodonStandIn, str]
 ) -> uuid.UUID:
-    stand_in, base = mastodon
-    async with platform.session_factory() as session, session.begin():
-        account, _ = await accounts_service.create(
-            session=session,
-            settings=platform.settings,
-            project_id=tenant.project_id,
-            platform="mastodon",
-            connector_name="mastodon",
-            fields={"instance_url": base, "access_token": stand_in.token},
-        )
-    channel = Channel(platform, client, tenant.project_id, account.id, tenant.account_id, "", "mastodon")
+    stand_in, _ = mastodon
+    channel = await mastodon_channel(platform, client, tenant, mastodon)
     post = await channel.published(at=datetime.now(UTC) - timedelta(days=1))
     stand_in.statuses[str(post.external_post_id)] = {"id": post.external_post_id, "favourites_count": 4}
     assert (await tenant.data("refresh_platform_analytics", {}))["queued"] == 1

@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import settings_for_test
+from tests.conftest import Tenant, settings_for_test
+from tests.domains.distribution.standins import MastodonStandIn
 from toolhost.config import Settings
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution import accounts as accounts_service
@@ -30,6 +31,23 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
         media={"root": str(tmp_path / "media")},
         fetch={"allow": ["127.0.0.1"], "allow_http": True},
     )
+
+
+async def mastodon_channel(
+    platform: Platform, client: httpx.AsyncClient, tenant: Tenant, mastodon: tuple[MastodonStandIn, str]
+) -> Channel:
+    """A Mastodon account of the tenant's project connected to the stand-in instance, as a Channel."""
+    stand_in, base = mastodon
+    async with platform.session_factory() as session, session.begin():
+        account, _ = await accounts_service.create(
+            session=session,
+            settings=platform.settings,
+            project_id=tenant.project_id,
+            platform="mastodon",
+            connector_name="mastodon",
+            fields={"instance_url": base, "access_token": stand_in.token},
+        )
+    return Channel(platform, client, tenant.project_id, account.id, tenant.account_id, "", "mastodon")
 
 
 @dataclass

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from tests.conftest import TEST_SECRET, Tenant, worker_context
-from tests.domains.analytics.conftest import Channel, now
+from tests.domains.analytics.conftest import Channel, mastodon_channel, now
 from tests.domains.distribution.standins import MastodonStandIn, serve
 from toolhost import cli as toolhost_cli
 from toolhost.db.session import create_engine, create_session_factory
@@ -37,17 +37,8 @@ async def mastodon() -> AsyncIterator[tuple[MastodonStandIn, str]]:
 async def test_refresh_pulls_mastodon_counters_into_snapshots_the_tools_read(
     tenant: Tenant, client: httpx.AsyncClient, platform: Platform, mastodon: tuple[MastodonStandIn, str]
 ) -> None:
-    stand_in, base = mastodon
-    async with platform.session_factory() as session, session.begin():
-        account, _ = await accounts_service.create(
-            session=session,
-            settings=platform.settings,
-            project_id=tenant.project_id,
-            platform="mastodon",
-            connector_name="mastodon",
-            fields={"instance_url": base, "access_token": stand_in.token},
-        )
-    channel = Channel(platform, client, tenant.project_id, account.id, tenant.account_id, "", "mastodon")
+    stand_in, _ = mastodon
+    channel = await mastodon_channel(platform, client, tenant, mastodon)
     measured = await channel.published(at=now() - timedelta(days=1), caption="Counted")
     gone = await channel.published(at=now() - timedelta(days=2), caption="Deleted on the instance")
     stand_in.statuses[str(measured.external_post_id)] = {
