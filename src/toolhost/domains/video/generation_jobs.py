@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from toolhost.domains.content import brand_runtime, images
+from toolhost.domains.brand import service as brand_service
+from toolhost.domains.content import images
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import motion, voice
@@ -65,7 +66,7 @@ async def run_video(job: JobRun) -> JobOutput:
     prompt = str(job.job_input["prompt"])
     duration = float(job.job_input["duration"])
     async with job.session_factory() as session:
-        runtime = await brand_runtime.get_runtime(session, job.project_id)
+        runtime = await brand_service.get_runtime(session=session, project_id=job.project_id)
     start = await _image(job, job.job_input.get("reference"))
     end = await _image(job, job.job_input.get("end_reference"))
     await job.report(5)
