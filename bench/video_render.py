@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from toolhost.domains.content import images, video
-from toolhost.domains.video import render
+from toolhost.domains.content import images
+from toolhost.domains.video import motion, render
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
 
 CASES = ("CaptionedClip", "StoryboardVideo-Horizontal", "TwitterAd", "DataVizDashboard", "ReviewsTestimonial")
@@ -30,7 +30,7 @@ def main() -> None:
         built = render.scenes(composition, composition.sample, size, look, render.Assets(), duration)
         count = round(arguments.seconds * FPS)
         started = time.perf_counter()
-        video.encode_mp4(render.frames(built, count, fps=FPS), size=size)
+        motion.encode_mp4(render.frames(built, count, fps=FPS), size=size)
         elapsed = time.perf_counter() - started
         speed = f"{count / elapsed:6.1f} frames/s  {arguments.seconds / elapsed:5.2f}x real time"
         print(f"{composition_id:28} mp4 {size[0]}x{size[1]}  {speed}")

@@ -17,8 +17,8 @@ from sqlalchemy import select
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.config import Settings
+from toolhost.domains.content import layouts
 from toolhost.domains.content.models import ContentRecord
-from toolhost.domains.quality import layouts
 from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import brand_runtime, images, slides
+from toolhost.domains.brand import service as brand_service
+from toolhost.domains.content import images, slides
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.platform.jobs import JobRun, JobType
@@ -116,7 +117,7 @@ async def run(job: JobRun) -> JobOutput:
     prompt = str(job.job_input["prompt"])
     aspect_ratio = str(job.job_input.get("aspect_ratio") or "1:1")
     async with job.session_factory() as session:
-        runtime = await brand_runtime.get_runtime(session, job.project_id)
+        runtime = await brand_service.get_runtime(session=session, project_id=job.project_id)
     await job.report(10)
     reference = None
     if job.job_input.get("reference"):
@@ -144,7 +145,7 @@ async def run_slide(job: JobRun) -> JobOutput:
     spec = job.job_input
     brand_project = uuid.UUID(str(spec.get("brand_project_id") or job.project_id))
     async with job.session_factory() as session:
-        runtime = await brand_runtime.get_runtime(session, brand_project)
+        runtime = await brand_service.get_runtime(session=session, project_id=brand_project)
     await job.report(10)
     logo = await _logo(job, ((runtime or {}).get("visual") or {}).get("logoUrl"), brand_project)
     await job.report(30)

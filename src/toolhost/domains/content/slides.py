@@ -17,8 +17,7 @@ from urllib.parse import urlsplit
 
 from PIL import Image, ImageDraw
 
-from toolhost.domains.content import images
-from toolhost.domains.quality import layouts
+from toolhost.domains.content import images, layouts
 
 SLIDE_SIZES: dict[str, tuple[int, int]] = {"1:1": (1080, 1080), "4:5": (1080, 1350), "9:16": (1080, 1920)}
 LINE_SPACING = 1.2

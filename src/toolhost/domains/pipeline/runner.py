@@ -8,6 +8,7 @@ committed stage by stage, each stage a unit of work of its own.
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -17,10 +18,10 @@ from urllib.parse import urlsplit
 
 from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
+from toolhost.domains.content import service as content_service
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.distribution import slots
-from toolhost.domains.ideation import service as ideation_service
 from toolhost.domains.ideation import url_content
 from toolhost.domains.pipeline import service
 from toolhost.domains.pipeline.models import PipelineRun
@@ -192,7 +193,7 @@ async def _commit(ctx: ToolContext, record: PipelineRun, *, next_stage: str | No
 async def _research(ctx: ToolContext, outcome: Outcome, topic: str, source_url: str | None) -> str:
     """Ideation context (best effort, the plan loads it too) and, without a topic, the source page's title."""
     try:
-        await ideation_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
+        await content_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
         await ctx.commit()
         if source_url and not topic:
             page = await url_content.extract(Fetcher(ctx.settings.fetch), source_url, "auto")
@@ -226,6 +227,7 @@ async def _plan(
             days=args.days,
             start_date=None,
             brand_voice=None,
+            read_page=functools.partial(url_content.extract, Fetcher(ctx.settings.fetch), extract_type="auto"),
         )
     except ToolError as error:
         outcome.error("planning", error.message)

@@ -12,7 +12,8 @@ from typing import Any
 
 from PIL import Image
 
-from toolhost.domains.content import brand_runtime, images
+from toolhost.domains.brand import service as brand_service
+from toolhost.domains.content import images
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import render, service
@@ -70,7 +71,7 @@ async def run_render(run: JobRun) -> JobOutput:
     size = (int(run.job_input["width"]), int(run.job_input["height"]))
     output_format = str(run.job_input.get("output_format") or "mp4")
     async with run.session_factory() as session:
-        runtime = await brand_runtime.get_runtime(session, run.project_id)
+        runtime = await brand_service.get_runtime(session=session, project_id=run.project_id)
     assets = await _assets(run, props, size)
     await run.report(5)
     look = images.brand_look(runtime)

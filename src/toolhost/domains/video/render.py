@@ -15,7 +15,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageOps
 
-from toolhost.domains.content import images, video
+from toolhost.domains.content import images
+from toolhost.domains.video import motion
 from toolhost.domains.video.compositions import FPS, Composition, section_seconds
 
 ENTRANCE_SECONDS = 0.4
@@ -570,7 +571,7 @@ def render(
             "frames": count,
             "duration_seconds": round(count / GIF_FPS, 3),
         }
-    data, codec = video.encode_mp4(
+    data, codec = motion.encode_mp4(
         frames(built, total, fps=FPS, checkpoint=checkpoint, progress=progress),
         size=size,
         audio=assets.audio,
