@@ -14,7 +14,7 @@ from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.distribution import accounts as accounts_service
-from toolhost.domains.distribution import service, slots
+from toolhost.domains.distribution import rules, service, slots
 from toolhost.domains.distribution.accounts import canonical_platform
 from toolhost.domains.distribution.models import Post
 from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 26
 OVERLAY_FIELDS = ("caption", "title", "platform", "media_url", "schedule_at", "hashtags")
-PLATFORM_NAMES = frozenset(service.CAPTION_LIMITS)
+PLATFORM_NAMES = frozenset(rules.CAPTION_LIMITS)
 GIVEN_TIME = "_given_schedule_at"
 
 
@@ -326,12 +326,11 @@ async def _schedule_one(
         caption=post["caption"],
         seed=args.idempotency_seed,
     )
-    fingerprint = service.request_hash({"key": key})
-    previous = await service.replay(session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint)
+    previous = await service.previous_plan_post(session=session, project_id=ctx.project_id, key=key)
     if previous is not None:
-        return previous
+        return previous.document()
     try:
-        return await service.schedule_plan_post(
+        scheduled = await service.schedule_plan_post(
             session=session,
             settings=ctx.settings,
             fetcher=fetcher,
@@ -343,7 +342,6 @@ async def _schedule_one(
             account=routed[post["platform"]],
             schedule_at=str(post["schedule_at"]),
             key=key,
-            fingerprint=fingerprint,
             plan_id=stored.id if stored else None,
         )
     except BillingFailed as error:
@@ -362,3 +360,4 @@ async def _schedule_one(
             "transport" if error.error_type == "upstream_error" else "unknown",
             retryable=error.error_type == "upstream_error",
         )
+    return scheduled.document()

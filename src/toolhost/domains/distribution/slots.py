@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution.models import ConnectorEvent, Post
-from toolhost.domains.distribution.service import ACTIVE, iso, parse_datetime
+from toolhost.domains.distribution.rules import parse_datetime
+from toolhost.domains.distribution.service import ACTIVE, iso
 
 PREFERRED_HOURS = {
     "youtube": (14, 16, 18),
