@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from toolhost.domains.content import images, video
+from toolhost.domains.content import video
 from toolhost.domains.video import render
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
+from toolhost.providers import graphics
 
 CASES = ("CaptionedClip", "StoryboardVideo-Horizontal", "TwitterAd", "DataVizDashboard", "ReviewsTestimonial")
 
@@ -22,7 +23,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=4.0)
     arguments = parser.parse_args()
-    look = images.brand_look(None)
+    look = graphics.brand_look(None)
     for composition_id in CASES:
         composition = COMPOSITIONS[composition_id]
         size = (composition.width, composition.height)

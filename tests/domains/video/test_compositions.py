@@ -25,13 +25,13 @@ from sqlalchemy import select
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.config import Settings
-from toolhost.domains.content import images
 from toolhost.domains.video import render
 from toolhost.domains.video.compositions import COMPOSITIONS
 from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.providers import graphics
 
 ONE_SECOND = json.dumps({"title": "Short", "frames": [{"frameNumber": 1, "duration": 1, "caption": "Hello"}]})
 
@@ -108,7 +108,7 @@ async def test_list_compositions_gives_the_fifteen_with_catalogue_lengths_and_sc
 
 
 def test_every_composition_lays_out_its_sample_props_at_every_aspect() -> None:
-    look = images.brand_look(None)
+    look = graphics.brand_look(None)
     for composition in COMPOSITIONS.values():
         for size in ((270, 480), (270, 270), (480, 270)):
             duration = composition.duration_in_frames(composition.sample) / 30
@@ -121,7 +121,7 @@ def test_every_composition_lays_out_its_sample_props_at_every_aspect() -> None:
 
 
 def test_frames_are_drawn_in_the_brand_palette() -> None:
-    look = images.brand_look(
+    look = graphics.brand_look(
         {"visual": {"colorPalette": {"primary": "#0a7d32", "secondary": "#063d19", "accent": "#ffcc00"}}}
     )
     composition = COMPOSITIONS["StoryboardVideo-Square"]

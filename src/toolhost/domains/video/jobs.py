@@ -12,12 +12,13 @@ from typing import Any
 
 from PIL import Image
 
-from toolhost.domains.content import brand_runtime, images
+from toolhost.domains.content import brand_runtime
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import render, service
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
 from toolhost.platform.jobs import JobRun, JobType
+from toolhost.providers import graphics
 
 PROGRESS_SECONDS = 1.0
 # A background clip loops after this many frames (bounds the decoded frames held in memory).
@@ -35,7 +36,7 @@ async def _assets(run: JobRun, props: dict[str, Any], size: tuple[int, int]) -> 
         content_type = media_types.get(key, "")
         data = await store.read(key)
         if content_type.startswith("image/"):
-            pictures[key] = await asyncio.to_thread(images.open_reference, data)
+            pictures[key] = await asyncio.to_thread(graphics.open_reference, data)
         elif content_type.startswith("video/"):
             clips[key] = await asyncio.to_thread(
                 render.decode_video_frames, data, max_frames=MAX_BACKGROUND_FRAMES, size=size
@@ -73,7 +74,7 @@ async def run_render(run: JobRun) -> JobOutput:
         runtime = await brand_runtime.get_runtime(session, run.project_id)
     assets = await _assets(run, props, size)
     await run.report(5)
-    look = images.brand_look(runtime)
+    look = graphics.brand_look(runtime)
     data, details = await in_thread_with_progress(
         run,
         lambda progress: render.render(

@@ -15,8 +15,9 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageOps
 
-from toolhost.domains.content import images, video
+from toolhost.domains.content import video
 from toolhost.domains.video.compositions import FPS, Composition, section_seconds
+from toolhost.providers import graphics
 
 ENTRANCE_SECONDS = 0.4
 EXIT_SECONDS = 0.25
@@ -57,7 +58,7 @@ class Assets:
 class Typesetter:
     """Draws text blocks and shapes in the brand's fonts and colours at one output size."""
 
-    def __init__(self, size: tuple[int, int], look: images.BrandLook) -> None:
+    def __init__(self, size: tuple[int, int], look: graphics.BrandLook) -> None:
         self.size = size
         self.look = look
         self.unit = min(size)
@@ -78,7 +79,7 @@ class Typesetter:
         font_size = max(14, round(self.unit * scale))
         family = self.look.heading_font if heading else self.look.body_font
         while True:
-            font = images.load_font(family, font_size, bold=heading)
+            font = graphics.load_font(family, font_size, bold=heading)
             lines: list[str] = []
             for word in text.split():
                 candidate = f"{lines[-1]} {word}" if lines else word
@@ -139,8 +140,8 @@ def _static(image: Image.Image) -> Backdrop:
     return lambda _: image
 
 
-def _backdrop(size: tuple[int, int], look: images.BrandLook, reference: Image.Image | None, seed: str) -> Backdrop:
-    return _static(images.background(size, look, reference, seed.encode().ljust(8, b"\0")))
+def _backdrop(size: tuple[int, int], look: graphics.BrandLook, reference: Image.Image | None, seed: str) -> Backdrop:
+    return _static(graphics.background(size, look, reference, seed.encode().ljust(8, b"\0")))
 
 
 def _video_backdrop(size: tuple[int, int], frames: list[Image.Image]) -> Backdrop:
@@ -152,7 +153,7 @@ def _video_backdrop(size: tuple[int, int], frames: list[Image.Image]) -> Backdro
     return lambda time: fitted[int(time * FPS) % len(fitted)]
 
 
-def _media_backdrop(size: tuple[int, int], look: images.BrandLook, assets: Assets, key: Any, seed: str) -> Backdrop:
+def _media_backdrop(size: tuple[int, int], look: graphics.BrandLook, assets: Assets, key: Any, seed: str) -> Backdrop:
     if isinstance(key, str) and key in assets.videos:
         return _video_backdrop(size, assets.videos[key])
     return _backdrop(size, look, assets.images.get(key) if isinstance(key, str) else None, seed)
@@ -314,12 +315,12 @@ def _chart_layer(setter: Typesetter, kind: str, data: list[dict[str, Any]]) -> I
     layer = Image.new("RGBA", (width, height), (0, 0, 0, 0))
     draw = ImageDraw.Draw(layer)
     font_size = max(14, round(setter.unit * 0.03))
-    font = images.load_font(setter.look.body_font, font_size, bold=False)
+    font = graphics.load_font(setter.look.body_font, font_size, bold=False)
     colors = [
         setter.look.accent,
-        images.mix(setter.look.accent, (255, 255, 255), 0.45),
+        graphics.mix(setter.look.accent, (255, 255, 255), 0.45),
         (255, 255, 255),
-        images.mix(setter.look.primary, (255, 255, 255), 0.6),
+        graphics.mix(setter.look.primary, (255, 255, 255), 0.6),
     ]
     values = [float(item.get("value", item.get("y", 0))) for item in data]
     top = max([*values, 1e-9])
@@ -442,7 +443,7 @@ def scenes(
     composition: Composition,
     props: dict[str, Any],
     size: tuple[int, int],
-    look: images.BrandLook,
+    look: graphics.BrandLook,
     assets: Assets,
     duration: float,
 ) -> list[Scene]:
@@ -549,7 +550,7 @@ def render(
     props: dict[str, Any],
     *,
     size: tuple[int, int],
-    look: images.BrandLook,
+    look: graphics.BrandLook,
     assets: Assets,
     output_format: str,
     checkpoint: Callable[[], None] = lambda: None,
