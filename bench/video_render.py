@@ -11,7 +11,7 @@ import argparse
 import time
 
 from toolhost.domains.content import video
-from toolhost.domains.video import render
+from toolhost.domains.video import render, scenes
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
 from toolhost.providers import graphics
 
@@ -28,7 +28,7 @@ def main() -> None:
         composition = COMPOSITIONS[composition_id]
         size = (composition.width, composition.height)
         duration = composition.duration_in_frames(composition.sample) / FPS
-        built = render.scenes(composition, composition.sample, size, look, render.Assets(), duration)
+        built = scenes.build(composition, composition.sample, size, look, scenes.Assets(), duration)
         count = round(arguments.seconds * FPS)
         started = time.perf_counter()
         video.encode_mp4(render.frames(built, count, fps=FPS), size=size)

@@ -15,7 +15,7 @@ from PIL import Image
 from toolhost.domains.content import brand_runtime
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
-from toolhost.domains.video import render, service
+from toolhost.domains.video import render, scenes, service
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
 from toolhost.platform.jobs import JobRun, JobType
 from toolhost.providers import graphics
@@ -25,7 +25,7 @@ PROGRESS_SECONDS = 1.0
 MAX_BACKGROUND_FRAMES = 10 * FPS
 
 
-async def _assets(run: JobRun, props: dict[str, Any], size: tuple[int, int]) -> render.Assets:
+async def _assets(run: JobRun, props: dict[str, Any], size: tuple[int, int]) -> scenes.Assets:
     """The props' media read from the store: images decoded, a background video's frames, the audio bytes."""
     media_types: dict[str, str] = run.job_input.get("media_types") or {}
     store = media_service.store(run.settings)
@@ -44,7 +44,7 @@ async def _assets(run: JobRun, props: dict[str, Any], size: tuple[int, int]) -> 
         elif content_type.startswith("audio/"):
             audio = data
         run.checkpoint()
-    return render.Assets(images=pictures, videos=clips, audio=audio)
+    return scenes.Assets(images=pictures, videos=clips, audio=audio)
 
 
 async def in_thread_with_progress(run: JobRun, work: Callable[[Callable[[float], None]], Any], *, start: int) -> Any:
