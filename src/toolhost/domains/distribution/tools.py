@@ -25,6 +25,7 @@ from toolhost.domains.distribution.schemas import (
     ScheduleContentPlanOut,
     SchedulePostIn,
     SchedulePostOut,
+    Slot,
     StartPlatformConnectionIn,
     StartPlatformConnectionOut,
     WaitForConnectionIn,
@@ -339,15 +340,28 @@ async def find_next_slots(ctx: ToolContext, args: FindNextSlotsIn) -> FindNextSl
     Slots avoid the project's drafts, pending and scheduled posts by min_gap_hours (per platform). Pass
     them as schedule_at to schedule_post; schedule_content_plan uses the same slots for posts without a time.
     """
-    return FindNextSlotsOut.model_validate(
-        await slots.find(
-            session=ctx.session,
-            project_id=ctx.project_id,
-            platforms=args.platforms,
-            count=args.count,
-            start_after=args.start_after,
-            min_gap_hours=args.min_gap_hours,
-        )
+    found = await slots.find(
+        session=ctx.session,
+        project_id=ctx.project_id,
+        platforms=args.platforms,
+        count=args.count,
+        start_after=args.start_after,
+        min_gap_hours=args.min_gap_hours,
+    )
+    return FindNextSlotsOut(
+        slots=[
+            Slot(
+                platform=slot.platform,
+                datetime=service.iso(slot.moment) or "",
+                day_of_week=slot.day_of_week,
+                hour=slot.moment.hour,
+                engagement_score=slot.score,
+                conflict=False,
+            )
+            for slot in found.slots
+        ],
+        total_candidates=found.total_candidates,
+        conflicts_avoided=found.conflicts_avoided,
     )
 
 
@@ -369,4 +383,36 @@ async def schedule_content_plan(ctx: ToolContext, args: ScheduleContentPlanIn) -
     spending. Per-post failures are listed in posts[] and summary, never as a tool error.
     Next: list_recent_posts.
     """
-    return ScheduleContentPlanOut.model_validate(await plans.schedule(ctx=ctx, args=args))
+    inline_plan = (
+        plans.InlinePlan(
+            posts=[post.model_dump(exclude_none=True) for post in args.plan.posts],
+            project_id=args.plan.project_id,
+            account_ids=dict(args.plan.account_ids or {}),
+        )
+        if args.plan is not None
+        else None
+    )
+    result = await plans.schedule(
+        session=ctx.session,
+        settings=ctx.settings,
+        charge=ctx.charge,
+        account_id=ctx.principal.account_id,
+        project_id=ctx.project_id,
+        accessible_project_ids=ctx.accessible_project_ids,
+        plan_id=args.plan_id,
+        inline_plan=inline_plan,
+        account_ids=args.account_ids,
+        auto_slot=args.auto_slot,
+        dry_run=args.dry_run,
+        enforce_quality=args.enforce_quality,
+        quality_threshold=args.quality_threshold,
+        batch_size=args.batch_size,
+        idempotency_seed=args.idempotency_seed,
+    )
+    return ScheduleContentPlanOut(
+        dry_run=True if result.dry_run else None,
+        plan_id=str(result.plan_id) if result.plan_id else None,
+        approvals=result.approvals,
+        posts=result.posts,
+        summary=result.summary,
+    )
