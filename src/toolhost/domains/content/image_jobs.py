@@ -18,6 +18,7 @@ from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.platform.jobs import JobRun, JobType
 from toolhost.platform.results import ToolError, ValidationFailed
+from toolhost.providers import graphics
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ async def _logo(run: JobRun, logo_url: Any, project_id: uuid.UUID | None = None)
                     accessible_project_ids=[project_id or run.project_id],
                 )
             data = await media_service.store(run.settings).read(media.key)
-        return await asyncio.to_thread(images.open_reference, data)
+        return await asyncio.to_thread(graphics.open_reference, data)
     except (ToolError, ValueError, OSError) as error:
         logger.info("logo of project %s not used: %s", run.project_id, getattr(error, "message", error))
         return None
@@ -122,10 +123,10 @@ async def run(job: JobRun) -> JobOutput:
     reference = None
     if job.job_input.get("reference"):
         data = await _read_reference(job, job.job_input["reference"])
-        reference = await asyncio.to_thread(images.open_reference, data)
+        reference = await asyncio.to_thread(graphics.open_reference, data)
     logo = await _logo(job, ((runtime or {}).get("visual") or {}).get("logoUrl"))
     await job.report(30)
-    look = images.brand_look(runtime, logo)
+    look = graphics.brand_look(runtime, logo)
     png = await asyncio.to_thread(
         images.render, prompt, aspect_ratio=aspect_ratio, look=look, reference=reference, checkpoint=job.checkpoint
     )
@@ -162,7 +163,7 @@ async def run_slide(job: JobRun) -> JobOutput:
         slides.render,
         fields,
         aspect_ratio=str(spec["aspect_ratio"]),
-        look=images.brand_look(runtime, logo),
+        look=graphics.brand_look(runtime, logo),
         visual_style=str(spec["visual_style"]),
         emphasis=emphasis,
         checkpoint=job.checkpoint,

@@ -358,12 +358,9 @@ async def _schedule_one(
     """One post as schedule_post would create it, under its pipeline key; a repeat of the key is free."""
     session = ctx.session
     key = post_key(plan.id, str(post["id"]))
-    fingerprint = distribution_service.request_hash({"key": key})
-    previous = await distribution_service.replay(
-        session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint
-    )
+    previous = await distribution_service.previous_plan_post(session=session, project_id=ctx.project_id, key=key)
     if previous is not None:
-        return {**previous, "charged": False}
+        return {**previous.document(), "charged": False}
     result = await distribution_service.schedule_plan_post(
         session=session,
         settings=ctx.settings,
@@ -376,10 +373,9 @@ async def _schedule_one(
         account=account,
         schedule_at=when,
         key=key,
-        fingerprint=fingerprint,
         plan_id=plan.id,
     )
-    return {**result, "charged": True}
+    return {**result.document(), "charged": True}
 
 
 async def _finish(

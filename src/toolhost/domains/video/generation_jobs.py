@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from toolhost.domains.brand import service as brand_service
-from toolhost.domains.content import images
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import motion, voice
 from toolhost.platform.jobs import JobRun, JobType
 from toolhost.platform.results import ValidationFailed
+from toolhost.providers import graphics
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ async def _image(run: JobRun, reference: dict[str, str] | None) -> Image.Image |
     else:
         response = await Fetcher(run.settings.fetch).get(reference["url"], max_bytes=run.settings.media.max_fetch_bytes)
         data = response.ensure_success().content
-    return await asyncio.to_thread(images.open_reference, data)
+    return await asyncio.to_thread(graphics.open_reference, data)
 
 
 async def run_video(job: JobRun) -> JobOutput:
@@ -78,7 +78,7 @@ async def run_video(job: JobRun) -> JobOutput:
         speed = max(1.0, words_per_minute / voice.BASE_WORDS_PER_MINUTE)
         narration = await voice.synthesize(job.settings, text, voice=NARRATION_VOICE, speed=speed)
     await job.report(10)
-    look = images.brand_look(runtime)
+    look = graphics.brand_look(runtime)
     fraction = [0.0]
     render = asyncio.create_task(
         asyncio.to_thread(
