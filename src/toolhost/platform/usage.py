@@ -12,14 +12,15 @@ import contextlib
 import logging
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert, update
+from sqlalchemy import Table, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.platform.models import ApiKey, UsageRecord
 
 logger = logging.getLogger(__name__)
+USAGE_RECORDS = cast(Table, UsageRecord.__table__)
 
 
 class UsageRecorder:
@@ -63,7 +64,9 @@ class UsageRecorder:
             try:
                 async with self._session_factory() as session, session.begin():
                     if records:
-                        await session.execute(insert(UsageRecord), records)
+                        # The table, not the mapped class: a Core executemany skips the ORM's bulk-insert
+                        # bookkeeping, which cost more than the insert itself at a few thousand rows a second.
+                        await session.execute(insert(USAGE_RECORDS), records)
                     for key_id, moment in keys_used.items():
                         await session.execute(update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=moment))
             except Exception:
