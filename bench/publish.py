@@ -46,9 +46,9 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import Post
 from toolhost.platform import accounts, credits, scopes
 from toolhost.platform.context import Principal
-from toolhost.platform.jobs import run_worker
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import build_platform
+from toolhost.platform.worker import run_worker
 
 ADMIN_URL = os.environ.get("BENCH_POSTGRES_ADMIN", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 DATABASE = "toolhost_bench_publish"
@@ -177,6 +177,47 @@ def start_worker() -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, __file__, "--worker"], env={**os.environ, **BENCH_ENV})
 
 
+def start_supervisor(processes: int) -> subprocess.Popen[bytes]:
+    """`toolhost worker --processes N`: one parent that forks the workers and replaces a dead one."""
+    command = [sys.executable, "-c", "from toolhost.cli import main; main()", "worker", "--processes", str(processes)]
+    return subprocess.Popen(command, env={**os.environ, **BENCH_ENV})
+
+
+def children_of(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return [int(child) for child in listing.read().split()]
+
+
+class Workers:
+    """The worker processes under test: N started by the bench (a killed one restarted as a new process, as
+    systemd or Kubernetes would) or N forked by one supervisor (a killed one replaced by the supervisor)."""
+
+    def __init__(self, count: int, *, supervised: bool) -> None:
+        self.supervisor = start_supervisor(count) if supervised else None
+        self.processes = [] if supervised else [start_worker() for _ in range(count)]
+
+    def kill_one(self) -> None:
+        if self.supervisor is not None:
+            children = children_of(self.supervisor.pid)
+            if children:
+                os.kill(random.choice(children), signal.SIGKILL)
+            return
+        victim = random.randrange(len(self.processes))
+        self.processes[victim].send_signal(signal.SIGKILL)
+        self.processes[victim].wait()
+        self.processes[victim] = start_worker()
+
+    def stop(self) -> None:
+        running = [self.supervisor] if self.supervisor is not None else self.processes
+        for process in running:
+            process.send_signal(signal.SIGTERM)
+        for process in running:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
 async def worker_main() -> None:
     load_tools()
     platform = build_platform(load_settings(), registry)
@@ -216,7 +257,7 @@ async def main(arguments: argparse.Namespace) -> None:
     async with serve(receiver.app()) as base:
         _, creation_seconds = await create_posts(f"{base}/hook", arguments.posts)
         print(f"created {arguments.posts} posts through schedule_post in {creation_seconds:.1f} s")
-        workers = [start_worker() for _ in range(arguments.workers)]
+        workers = Workers(arguments.workers, supervised=arguments.supervised)
         kills = 0
         try:
             start = await spread_due_times(arguments.posts, lead_seconds=5, window=arguments.window)
@@ -225,23 +266,14 @@ async def main(arguments: argparse.Namespace) -> None:
             while time.time() < deadline:
                 await asyncio.sleep(0.5)
                 if next_kill is not None and time.time() >= next_kill:
-                    victim = random.randrange(len(workers))
-                    workers[victim].send_signal(signal.SIGKILL)
-                    workers[victim].wait()
-                    workers[victim] = start_worker()
+                    workers.kill_one()
                     kills += 1
                     next_kill = time.time() + arguments.kill_every
                 counts = await database_counts()
                 if counts.get("published", 0) + counts.get("failed", 0) >= arguments.posts:
                     break
         finally:
-            for process in workers:
-                process.send_signal(signal.SIGTERM)
-            for process in workers:
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            workers.stop()
         counts = await database_counts()
         posts = await due_times()
 
@@ -259,7 +291,11 @@ async def main(arguments: argparse.Namespace) -> None:
     if arguments.kill_every:
         mode = f"SIGKILL a worker every {arguments.kill_every}s (lease {arguments.lease}s)"
     p99 = lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))] if lateness else float("nan")
-    print(f"mode: {mode}; {arguments.workers} workers; {arguments.posts} posts due over {arguments.window:g} s")
+    started_by = "forked by `toolhost worker --processes`" if arguments.supervised else "separate processes"
+    print(
+        f"mode: {mode}; {arguments.workers} workers ({started_by}); "
+        f"{arguments.posts} posts due over {arguments.window:g} s"
+    )
     print(f"database: {json.dumps(counts, sort_keys=True)}")
     if arguments.kill_every:
         print(f"workers killed: {kills}")
@@ -280,6 +316,9 @@ if __name__ == "__main__":
     parser.add_argument("--window", type=float, default=60.0, help="seconds the due times spread over")
     parser.add_argument("--lease", type=int, default=5, help="lease seconds in kill mode")
     parser.add_argument("--timeout", type=float, default=120.0, help="extra seconds after the minute")
+    parser.add_argument(
+        "--supervised", action="store_true", help="run the workers as `toolhost worker --processes N` (forked)"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.worker:

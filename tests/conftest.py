@@ -23,9 +23,10 @@ from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.db.session import create_engine
 from toolhost.platform import accounts
-from toolhost.platform.jobs import WorkerContext, load_job_types
+from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
+from toolhost.platform.worker import load_job_types
 
 POSTGRES_ADMIN_URL = os.environ.get("TOOLHOST_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 TEST_SECRET = "test-secret-not-for-production-0123456789"

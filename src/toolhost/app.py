@@ -20,12 +20,12 @@ from toolhost.domains.apps.routes import routes as apps_routes
 from toolhost.domains.discovery.routes import routes as discovery_routes
 from toolhost.domains.distribution.routes import routes as distribution_routes
 from toolhost.domains.media.routes import routes as media_routes
-from toolhost.platform.jobs import run_worker
 from toolhost.platform.mcp import McpEndpoint
 from toolhost.platform.oauth import oauth_routes
 from toolhost.platform.registry import registry
 from toolhost.platform.rest import rest_routes
 from toolhost.platform.runtime import Platform, build_platform
+from toolhost.platform.worker import run_worker
 
 logger = logging.getLogger("toolhost")
 

@@ -70,7 +70,7 @@ MODEL_MODULES: tuple[str, ...] = (
 
 POLLERS: tuple[str, ...] = (
     "toolhost.platform.credits.release_expired_holds",
-    "toolhost.platform.jobs.run_jobs",
+    "toolhost.platform.worker.run_jobs",
     "toolhost.domains.autopilot.runner.run_due_autopilot",
     "toolhost.domains.media.retention.sweep_expired_media",
 )

@@ -23,11 +23,11 @@ from toolhost.db.migrate import upgrade
 from toolhost.domains.analytics.cli import app as metrics_app
 from toolhost.domains.distribution.cli import app as connections_app
 from toolhost.platform import accounts, credits, scopes
-from toolhost.platform.jobs import load_job_types, load_pollers, run_worker
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.platform.supervisor import supervise
+from toolhost.platform.worker import load_job_types, load_pollers, run_worker
 
 app = typer.Typer(help="toolhost: hosted tools for AI content work.", no_args_is_help=True)
 accounts_app = typer.Typer(help="Accounts.", no_args_is_help=True)

@@ -25,6 +25,7 @@ from toolhost.platform import credits, jobs
 from toolhost.platform.jobs import Job
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import claim, load_job_types, reap_expired, run_jobs
 from toolhost.providers.connectors.mastodon import MastodonConnector
 
 
@@ -149,8 +150,8 @@ KINDS: dict[str, Callable[[Platform, Tenant], Awaitable[uuid.UUID]]] = {
 
 
 def test_every_kind_of_async_work_is_a_job_type_of_the_composition_root() -> None:
-    assert set(jobs.load_job_types(JOB_TYPES)) == set(KINDS)
-    assert "toolhost.platform.jobs.run_jobs" in POLLERS
+    assert set(load_job_types(JOB_TYPES)) == set(KINDS)
+    assert "toolhost.platform.worker.run_jobs" in POLLERS
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -164,10 +165,10 @@ async def test_a_lease_expired_job_returns_to_pending_then_fails_at_its_cap_refu
     reaper = worker_context(platform, "reaper")
     cap = reaper.job_types[kind].policy(platform.settings).max_attempts
     for attempt in range(1, cap + 1):
-        claimed = await jobs.claim(worker_context(platform, f"lost-{attempt}"), kind, limit=1)
+        claimed = await claim(worker_context(platform, f"lost-{attempt}"), kind, limit=1)
         assert [job.id for job in claimed] == [job_id]
         await expire_lease(platform, job_id)
-        assert await jobs.reap_expired(reaper) == 1
+        assert await reap_expired(reaper) == 1
         row = await job_row(platform, job_id)
         assert (row.attempt, row.status) == (attempt, "pending" if attempt < cap else "failed")
     assert row.failure_reason == "worker_lost"
@@ -176,7 +177,7 @@ async def test_a_lease_expired_job_returns_to_pending_then_fails_at_its_cap_refu
     async with platform.session_factory() as session, session.begin():
         assert await jobs.refund(session, row) == 0
     assert await balance(platform, tenant.account_id) == before
-    assert await jobs.run_jobs(reaper) == 0
+    assert await run_jobs(reaper) == 0
 
     async with platform.session_factory() as session:
         if kind == "publish":
@@ -225,7 +226,7 @@ async def test_a_slow_analytics_refresh_keeps_its_lease_by_heartbeat_and_complet
         return await fetch(self, *args)
 
     monkeypatch.setattr(MastodonConnector, "fetch_metrics", slow_fetch)
-    first = asyncio.create_task(jobs.run_jobs(worker_context(platform, "first")))
+    first = asyncio.create_task(run_jobs(worker_context(platform, "first")))
     await asyncio.wait_for(started.wait(), timeout=10)
     claimed_until = (await job_row(platform, job_id)).lease_expires_at
     assert claimed_until is not None
@@ -235,7 +236,7 @@ async def test_a_slow_analytics_refresh_keeps_its_lease_by_heartbeat_and_complet
             await asyncio.sleep(0.1)
     extended = await job_row(platform, job_id)
     assert extended.lease_expires_at is not None and extended.lease_expires_at > claimed_until
-    assert await jobs.run_jobs(worker_context(platform, "second")) == 0
+    assert await run_jobs(worker_context(platform, "second")) == 0
     release.set()
     assert await asyncio.wait_for(first, timeout=10) == 1
     done = await job_row(platform, job_id)
@@ -250,11 +251,10 @@ async def test_an_analytics_refresh_whose_workers_keep_dying_fails_after_its_att
     assert reaper.job_types["analytics_refresh"].policy(platform.settings).max_attempts == 3
     for attempt in (1, 2, 3):
         assert [
-            job.id
-            for job in await jobs.claim(worker_context(platform, f"lost-{attempt}"), "analytics_refresh", limit=5)
+            job.id for job in await claim(worker_context(platform, f"lost-{attempt}"), "analytics_refresh", limit=5)
         ] == [job_id]
         await expire_lease(platform, job_id)
-        await jobs.reap_expired(reaper)
+        await reap_expired(reaper)
     failed = await job_row(platform, job_id)
     assert (failed.status, failed.failure_reason, failed.attempt) == ("failed", "worker_lost", 3)
-    assert await jobs.run_jobs(reaper) == 0
+    assert await run_jobs(reaper) == 0

@@ -20,6 +20,7 @@ from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import claim
 
 pytestmark = pytest.mark.postgres
 
@@ -56,7 +57,7 @@ async def claim_everything(context: WorkerContext) -> list[uuid.UUID]:
     """Claims batches of every kind until none is left; returns what this worker got."""
     mine: list[uuid.UUID] = []
     while True:
-        batch = [job.id for kind in KINDS for job in await jobs.claim(context, kind, limit=3)]
+        batch = [job.id for kind in KINDS for job in await claim(context, kind, limit=3)]
         if not batch:
             return mine
         mine += batch

@@ -23,8 +23,9 @@ from toolhost.domains.analytics import cli, metrics
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import Post
 from toolhost.platform import accounts
-from toolhost.platform.jobs import Job, run_jobs
+from toolhost.platform.jobs import Job
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import run_jobs
 
 
 @pytest.fixture

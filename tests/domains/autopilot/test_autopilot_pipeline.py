@@ -8,8 +8,8 @@ from tests.conftest import Tenant, worker_context
 from tests.domains.distribution.conftest import connect_webhook
 from tests.domains.distribution.standins import WebhookReceiver
 from toolhost.domains.autopilot import runner
-from toolhost.platform.jobs import run_jobs
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import run_jobs
 
 
 async def test_a_due_config_runs_the_real_pipeline_on_the_projects_connected_platforms(

@@ -18,10 +18,11 @@ from toolhost.domains.autopilot.models import AutopilotConfig, AutopilotRun
 from toolhost.platform import accounts
 from toolhost.platform.context import ToolContext
 from toolhost.platform.fields import SocialPlatform, TextFormat, UUIDStr
-from toolhost.platform.jobs import WorkerContext, claim, run_claimed, run_jobs
+from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.registry import Registry, ToolInput, ToolOutput, registry
 from toolhost.platform.runtime import Platform as Runtime
+from toolhost.platform.worker import claim, run_claimed, run_jobs
 
 PARIS = ZoneInfo("Europe/Paris")
 # A Tuesday at the configs' 09:30 in Paris; the week runs Monday 00:00 to Monday 00:00 there.

@@ -19,10 +19,10 @@ from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_cont
 from toolhost.config import Settings
 from toolhost.domains.content import layouts
 from toolhost.domains.content.models import ContentRecord
-from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import claim, run_claimed, run_jobs
 
 LOGO_COLOR = (255, 0, 255)
 PROFILE = {
@@ -76,7 +76,7 @@ async def run_all(platform: Platform, bound: int = 30) -> int:
     """Runs the poller until no job is due (bounded, no sleeps); returns how many jobs it ran."""
     ran = 0
     for _ in range(bound):
-        handled = await jobs.run_jobs(worker(platform))
+        handled = await run_jobs(worker(platform))
         if handled == 0:
             return ran
         ran += handled
@@ -234,8 +234,8 @@ async def test_deleting_a_carousel_cancels_and_refunds_its_unfinished_slides_exa
     before = await balance(platform, tenant)
     data = await tenant.data("create_carousel", {"topic": "hiring your first designer", "slide_count": 3})
     context = worker(platform)
-    first_slide = await jobs.claim(context, "image", limit=1)
-    await jobs.run_claimed(context, first_slide)  # the first slide renders; two stay pending
+    first_slide = await claim(context, "image", limit=1)
+    await run_claimed(context, first_slide)  # the first slide renders; two stay pending
     deleted = await tenant.call("delete_carousel", {"content_id": data["carouselId"], "confirm": True})
     body = deleted.json()
     assert deleted.status_code == 200 and not body["isError"], body

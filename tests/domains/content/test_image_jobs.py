@@ -26,6 +26,7 @@ from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import claim, load_job_types, load_pollers, reap_expired, run_claimed, run_jobs
 
 
 def png_bytes(size: tuple[int, int], color: tuple[int, int, int]) -> bytes:
@@ -111,8 +112,8 @@ async def test_an_image_job_completes_with_a_signed_url_serving_a_png_of_the_req
     assert pending["status"] == "pending" and pending["progress"] is None
     assert pending["billing_status"] == "reserved" and pending["credits_reserved"] == 4
 
-    assert await jobs.run_jobs(worker(platform)) == 1
-    assert await jobs.run_jobs(worker(platform)) == 0
+    assert await run_jobs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 0
 
     done = await tenant.data("check_status", {"job_id": data["jobId"]})
     assert done["status"] == "completed" and done["progress"] == 100
@@ -135,7 +136,7 @@ async def test_an_image_job_completes_with_a_signed_url_serving_a_png_of_the_req
 
 async def test_the_text_summary_names_the_status_files_and_billing(tenant: Tenant, platform: Platform) -> None:
     job_id = await enqueue(tenant, aspect_ratio="9:16")
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     text = (await tenant.call("check_status", {"job_id": job_id})).json()["content"][0]["text"]
     assert "completed" in text and ".png" in text and "Billing: charged (charged 4, refunded 0)" in text
     assert f"projects/{tenant.project_id}" not in text
@@ -151,7 +152,7 @@ async def test_a_reference_image_from_the_media_store_or_a_site_is_cover_cropped
     by_key = await enqueue(tenant, image_url=upload["r2_key"], aspect_ratio="1:1")
     by_signed_url = await enqueue(tenant, image_url=upload["signed_url"], aspect_ratio="4:3")
     by_site = await enqueue(tenant, image_url=reference_server, aspect_ratio="3:4")
-    assert await jobs.run_jobs(worker(platform)) == 3
+    assert await run_jobs(worker(platform)) == 3
     expected = {by_key: ((1080, 1080), "green"), by_signed_url: ((1440, 1080), "green"), by_site: ((1080, 1440), "red")}
     for job_id, (size, hue) in expected.items():
         done = await tenant.data("check_status", {"job_id": job_id})
@@ -197,7 +198,7 @@ async def test_cancelling_a_pending_job_refunds_once_and_the_worker_never_runs_i
     again = await tenant.data("cancel_async_job", {"job_id": job_id, "confirm": True})
     assert again["already_cancelled"] is True and again["refunded_credits"] == 4
     assert await balance(platform, tenant) == before
-    assert await jobs.run_jobs(worker(platform)) == 0
+    assert await run_jobs(worker(platform)) == 0
     status = await tenant.data("check_status", {"job_id": job_id})
     assert status["status"] == "cancelled" and status["error"] == "Cancelled by user."
     assert status["failure_reason"] == "cancelled_by_user" and status["billing_status"] == "refunded"
@@ -208,12 +209,12 @@ async def test_cancelling_a_processing_job_discards_its_output(tenant: Tenant, p
     before = await balance(platform, tenant)
     job_id = await enqueue(tenant)
     context = worker(platform)
-    claimed = await jobs.claim(context, "image", limit=1)
+    claimed = await claim(context, "image", limit=1)
     assert [str(job.id) for job in claimed] == [job_id]
     assert (await job_row(platform, job_id)).status == "processing"
     cancelled = await tenant.data("cancel_async_job", {"job_id": job_id, "confirm": True})
     assert cancelled["refunded_credits"] == 4
-    await jobs.run_claimed(context, claimed)
+    await run_claimed(context, claimed)
     row = await job_row(platform, job_id)
     assert row.status == "cancelled" and row.output == {} and row.billing_status == "refunded"
     assert await balance(platform, tenant) == before
@@ -223,7 +224,7 @@ async def test_cancelling_a_processing_job_discards_its_output(tenant: Tenant, p
 
 async def test_a_finished_job_cannot_be_cancelled(tenant: Tenant, platform: Platform) -> None:
     job_id = await enqueue(tenant)
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     body = (await tenant.call("cancel_async_job", {"job_id": job_id, "confirm": True})).json()
     assert body["error"]["error_type"] == "conflict" and body["error"]["current_status"] == "completed"
     assert (await job_row(platform, job_id)).billing_status == "charged"
@@ -238,7 +239,7 @@ async def test_a_failed_render_is_refunded_exactly_once(
     monkeypatch.setattr(images, "render", broken)
     before = await balance(platform, tenant)
     job_id = await enqueue(tenant)
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     status = await tenant.data("check_status", {"job_id": job_id})
     assert status["status"] == "failed" and status["failure_reason"] == "generation_failed"
     assert status["error"] == "Generation failed. Retry or choose another model."
@@ -265,7 +266,7 @@ async def test_a_job_past_its_time_limit_fails_with_timeout_and_is_refunded(
     monkeypatch.setattr(images, "render", slow)
     before = await balance(platform, tenant)
     job_id = await enqueue(tenant)
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     status = await tenant.data("check_status", {"job_id": job_id})
     assert status["status"] == "failed" and status["failure_reason"] == "timeout"
     assert status["billing_status"] == "refunded"
@@ -278,12 +279,12 @@ async def test_an_expired_lease_returns_the_job_to_pending_and_the_third_loss_fa
     before = await balance(platform, tenant)
     job_id = await enqueue(tenant)
     for attempt in (1, 2, 3):
-        [claimed] = await jobs.claim(worker(platform, f"lost-{attempt}"), "image", limit=1)
+        [claimed] = await claim(worker(platform, f"lost-{attempt}"), "image", limit=1)
         async with platform.session_factory() as session, session.begin():
             await session.execute(
                 update(Job).where(Job.id == claimed.id).values(lease_expires_at=utcnow() - timedelta(seconds=1))
             )
-        await jobs.reap_expired(worker(platform))
+        await reap_expired(worker(platform))
         row = await job_row(platform, job_id)
         assert row.attempt == attempt
         assert row.status == ("pending" if attempt < 3 else "failed")
@@ -329,7 +330,7 @@ async def test_the_brand_palette_and_logo_shape_the_graphic(
     }
     await tenant.data("save_brand_profile", {"brand_context": profile})
     job_id = await enqueue(tenant, aspect_ratio="1:1")
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     done = await tenant.data("check_status", {"job_id": job_id})
     served = await client.get(done["result_url"].removeprefix("http://testserver"))
     image = Image.open(io.BytesIO(served.content)).convert("RGB")
@@ -346,16 +347,16 @@ async def test_an_account_at_its_concurrency_limit_waits_while_others_run(
     first, second = await enqueue(tenant), await enqueue(tenant)
     other = await make_tenant()
     elsewhere = await enqueue(other)
-    claimed = await jobs.claim(worker(platform, "a"), "image", limit=1)
+    claimed = await claim(worker(platform, "a"), "image", limit=1)
     assert [str(job.id) for job in claimed] == [first]
-    following = await jobs.claim(worker(platform, "b"), "image", limit=1)
+    following = await claim(worker(platform, "b"), "image", limit=1)
     assert [str(job.id) for job in following] == [elsewhere]
-    assert await jobs.claim(worker(platform, "c"), "image", limit=1) == []
+    assert await claim(worker(platform, "c"), "image", limit=1) == []
     assert (await job_row(platform, second)).status == "pending"
 
 
 def test_the_worker_loop_runs_the_job_machine_with_the_media_job_types() -> None:
     from toolhost.catalog import JOB_TYPES, POLLERS
 
-    assert jobs.run_jobs in jobs.load_pollers(POLLERS)
-    assert {"image", "video", "voiceover"} <= set(jobs.load_job_types(JOB_TYPES))
+    assert run_jobs in load_pollers(POLLERS)
+    assert {"image", "video", "voiceover"} <= set(load_job_types(JOB_TYPES))

@@ -9,10 +9,10 @@ from sqlalchemy import func, select
 
 from tests.conftest import Tenant, worker_context
 from toolhost.domains.media.models import MediaObject
-from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import run_jobs
 
 pytestmark = pytest.mark.postgres
 
@@ -25,7 +25,7 @@ def database_url(postgres_url: str) -> str:
 
 async def drain(context: WorkerContext) -> int:
     handled = 0
-    while (count := await jobs.run_jobs(context)) > 0:
+    while (count := await run_jobs(context)) > 0:
         handled += count
     return handled
 

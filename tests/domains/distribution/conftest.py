@@ -21,8 +21,9 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import routes as distribution_routes
 from toolhost.domains.distribution.models import Post
 from toolhost.domains.media import routes as media_routes
-from toolhost.platform.jobs import Job, WorkerContext, run_jobs
+from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import run_jobs
 
 
 def local_settings(database_url: str, media_root: Path, **overrides: Any) -> Settings:

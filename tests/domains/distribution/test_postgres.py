@@ -12,8 +12,9 @@ from tests.domains.distribution import test_media_retention
 from tests.domains.distribution.conftest import connect_webhook, drain
 from tests.domains.distribution.standins import WebhookReceiver
 from toolhost.domains.distribution.models import IdempotencyRecord, Post
-from toolhost.platform.jobs import WorkerContext, claim
+from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import claim
 
 pytestmark = pytest.mark.postgres
 

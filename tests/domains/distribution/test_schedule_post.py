@@ -13,9 +13,10 @@ from tests.conftest import Tenant, TenantFactory, worker_context
 from tests.domains.distribution.conftest import connect_webhook, drain, make_due
 from tests.domains.distribution.standins import WebhookReceiver
 from toolhost.domains.distribution.models import Post
-from toolhost.platform.jobs import Job, WorkerContext, claim, run_jobs
+from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import claim, run_jobs
 from toolhost.providers.connectors import webhook
 from toolhost.providers.connectors.webhook import WebhookConnector
 

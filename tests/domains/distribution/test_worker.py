@@ -8,8 +8,9 @@ from tests.conftest import Tenant
 from tests.domains.distribution.conftest import connect_webhook
 from tests.domains.distribution.standins import WebhookReceiver
 from toolhost.catalog import JOB_TYPES, POLLERS
-from toolhost.platform.jobs import WorkerContext, run_worker
+from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import run_worker
 
 
 async def test_run_worker_publishes_due_posts_and_stops_when_asked(

@@ -14,9 +14,10 @@ from tests.conftest import Tenant, TenantFactory, worker_context
 from toolhost.platform import accounts
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution
-from toolhost.platform.jobs import Job, WorkerContext, run_jobs
+from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account, UsageRecord
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import run_jobs
 
 
 def worker(platform: Platform) -> WorkerContext:

@@ -31,6 +31,7 @@ from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import claim, run_claimed, run_jobs
 from toolhost.providers import graphics
 
 ONE_SECOND = json.dumps({"title": "Short", "frames": [{"frameNumber": 1, "duration": 1, "caption": "Hello"}]})
@@ -70,7 +71,7 @@ async def demo_with_poller(tenant: Tenant, platform: Platform, arguments: dict[s
     ran = 0
     async with asyncio.timeout(60):
         while ran == 0 and not call.done():
-            ran = await jobs.run_jobs(worker(platform))
+            ran = await run_jobs(worker(platform))
             await asyncio.sleep(0)  # lets the call reach its enqueue before the next claim
     return await call
 
@@ -176,7 +177,7 @@ async def test_a_demo_render_slower_than_the_wait_answers_pending_then_completes
     platform.settings.video.wait_seconds = 0
     pending = await tenant.data("render_demo_video", {"composition_id": "StoryboardVideo-Square", "props": ONE_SECOND})
     assert pending["status"] == "pending" and pending["r2_key"] is None
-    assert await jobs.run_jobs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 1
     status = await tenant.data("check_status", {"job_id": pending["job_id"]})
     assert status["status"] == "completed" and status["r2_key"].endswith(".mp4")
 
@@ -221,7 +222,7 @@ async def test_a_template_render_queues_its_own_props_at_the_aspect_and_renders_
     assert queued["estimated_duration_seconds"] == 1.0 and queued["project_id"] == str(tenant.project_id)
     uuid.UUID(queued["content_history_id"])
     assert await balance(platform, tenant) == before - 6
-    assert await jobs.run_jobs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 1
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["job_type"] == "template_render" and status["status"] == "completed"
     with av.open(io.BytesIO(await served(client, status["result_url"])), mode="r") as container:
@@ -268,7 +269,7 @@ async def test_a_failed_render_is_refunded_exactly_once(
     queued = await tenant.data(
         "render_template_video", {"composition_id": "StoryboardVideo", "input_props": ONE_SECOND}
     )
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "failed" and status["billing_status"] == "refunded" and status["credits_refunded"] == 6
     async with platform.session_factory() as session, session.begin():
@@ -301,9 +302,9 @@ async def test_cancelling_a_render_stops_it_between_frames_and_refunds_once(
         "render_template_video", {"composition_id": "StoryboardVideo-Square", "input_props": props}
     )
     context = worker(platform)
-    claimed = await jobs.claim(context, "template_render", limit=1)
+    claimed = await claim(context, "template_render", limit=1)
     assert len(claimed) == 1
-    running = asyncio.create_task(jobs.run_claimed(context, claimed))
+    running = asyncio.create_task(run_claimed(context, claimed))
     assert await asyncio.to_thread(reached.wait, 10)
     cancelled = await tenant.data("cancel_async_job", {"job_id": queued["job_id"], "confirm": True})
     assert cancelled["refunded_credits"] == 7
@@ -354,7 +355,7 @@ async def test_a_voiceover_key_becomes_the_aac_track_and_a_video_key_loops_behin
         "render_template_video",
         {"composition_id": "StoryboardVideo", "input_props": json.dumps(props), "aspect_ratio": "1:1"},
     )
-    assert await jobs.run_jobs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 1
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "completed", status
     with av.open(io.BytesIO(await served(client, status["result_url"])), mode="r") as container:

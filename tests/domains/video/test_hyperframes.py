@@ -22,6 +22,7 @@ from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import run_jobs
 
 HAS_CHROMIUM = shutil.which("/usr/bin/chromium") is not None
 needs_chromium = pytest.mark.skipif(
@@ -124,7 +125,7 @@ async def test_a_page_is_captured_at_each_seek_with_its_props_into_an_h264_mp4(
         },
     )
     assert queued["credits_cost"] == 6
-    assert await jobs.run_jobs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 1
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "completed", status
     assert status["job_type"] == "hyperframes_render" and status["billing_status"] == "charged"
@@ -148,7 +149,7 @@ async def test_a_page_without_window_hf_fails_and_is_refunded_once(tenant: Tenan
     queued = await tenant.data(
         "render_hyperframes", {"composition_html": "<html><body>no contract</body></html>", "duration_sec": 1}
     )
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     async with platform.session_factory() as session, session.begin():
         job = await session.get(Job, uuid.UUID(queued["job_id"]))
         assert job is not None
@@ -176,7 +177,7 @@ setTimeout(() => {{ location.href = 'https://example.com/'; }}, 0);
     queued = await tenant.data(
         "render_hyperframes", {"composition_html": page, "duration_sec": 0.1, "quality": "draft", "fps": 30}
     )
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "completed", status
     response = await client.get(status["result_url"].removeprefix("http://testserver"))
@@ -211,7 +212,7 @@ window.__hf = {{ duration: 1, seek(t) {{ mounted.forEach((block) => block.seek(t
     queued = await tenant.data(
         "render_hyperframes", {"composition_html": page, "duration_sec": 1, "fps": 24, "quality": "draft"}
     )
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     status = await tenant.data("check_status", {"job_id": queued["job_id"]})
     assert status["status"] == "completed", status
     response = await client.get(status["result_url"].removeprefix("http://testserver"))

@@ -25,6 +25,7 @@ from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import claim, run_claimed, run_jobs
 
 HAS_ESPEAK = shutil.which("espeak-ng") is not None
 needs_espeak = pytest.mark.skipif(not HAS_ESPEAK, reason="espeak-ng is not installed (apt-get install espeak-ng)")
@@ -83,7 +84,7 @@ async def test_a_video_job_completes_with_a_signed_url_serving_an_h264_mp4_at_30
     assert "check_status" in body["content"][0]["text"]
     assert await balance(platform, tenant) == before - 16
 
-    assert await jobs.run_jobs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 1
     done = await tenant.data("check_status", {"job_id": queued["jobId"]})
     assert done["status"] == "completed" and done["job_type"] == "video" and done["billing_status"] == "charged"
     assert done["r2_key"].startswith(f"projects/{tenant.project_id}/video/") and done["r2_key"].endswith(".mp4")
@@ -121,7 +122,7 @@ async def test_the_start_frame_zooms_and_cross_fades_to_the_end_frame(
             },
         )
     )["jobId"]
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     done = await tenant.data("check_status", {"job_id": job_id})
     with await served_video(client, done) as container:
         frames = [frame.to_image() for frame in container.decode(video=0)]
@@ -155,9 +156,9 @@ async def test_cancelling_mid_render_stops_between_frames_stores_nothing_and_ref
     before = await balance(platform, tenant)
     job_id = (await tenant.data("generate_video", {"prompt": "A long one", "duration": 10}))["jobId"]
     context = worker(platform)
-    claimed = await jobs.claim(context, "video", limit=1)
+    claimed = await claim(context, "video", limit=1)
     assert len(claimed) == 1
-    running = asyncio.create_task(jobs.run_claimed(context, claimed))
+    running = asyncio.create_task(run_claimed(context, claimed))
     assert await asyncio.to_thread(reached.wait, 10)
     cancelled = await tenant.data("cancel_async_job", {"job_id": job_id, "confirm": True})
     assert cancelled["refunded_credits"] == 30
@@ -182,7 +183,7 @@ async def test_a_failed_render_is_refunded_exactly_once(
     monkeypatch.setattr(motion, "render", broken)
     before = await balance(platform, tenant)
     job_id = (await tenant.data("generate_video", {"prompt": "Hello", "duration": 3}))["jobId"]
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     status = await tenant.data("check_status", {"job_id": job_id})
     assert status["status"] == "failed" and status["failure_reason"] == "generation_failed"
     assert status["billing_status"] == "refunded" and status["credits_refunded"] == 16
@@ -252,7 +253,7 @@ async def test_enable_audio_adds_a_narration_track(
             {"prompt": "Ship faster. Meet less.", "duration": 3, "enable_audio": True, "aspect_ratio": "1:1"},
         )
     )["jobId"]
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     done = await tenant.data("check_status", {"job_id": job_id})
     assert done["status"] == "completed", done
     with await served_video(client, done) as container:

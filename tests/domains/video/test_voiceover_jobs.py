@@ -20,6 +20,7 @@ from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.platform.worker import run_jobs
 
 needs_espeak = pytest.mark.skipif(
     shutil.which("espeak-ng") is None, reason="espeak-ng is not installed (apt-get install espeak-ng)"
@@ -66,7 +67,7 @@ async def test_a_pending_voiceover_is_resumed_to_a_signed_wav_and_charged_once(
     assert "resume_task_id" in pending["message"]
     assert await balance(platform, tenant) == before - 3
 
-    assert await jobs.run_jobs(worker(platform)) == 1
+    assert await run_jobs(worker(platform)) == 1
     done = await tenant.data("generate_voiceover", {"resume_task_id": pending["taskId"]})
     assert done["status"] == "completed" and done["voice"] == "daniel" and done["jobId"] == pending["taskId"]
     assert done["projectId"] == str(tenant.project_id)
@@ -90,7 +91,7 @@ async def test_the_call_waits_for_a_worker_that_finishes_within_the_wait(
 
     async def work_when_queued() -> None:
         async with asyncio.timeout(20):
-            while await jobs.run_jobs(worker(platform)) == 0:
+            while await run_jobs(worker(platform)) == 0:
                 await asyncio.sleep(0.02)
 
     response, _ = await asyncio.gather(tenant.call("generate_voiceover", {"text": "Hello there."}), work_when_queued())
@@ -104,7 +105,7 @@ async def test_speed_scales_the_speaking_rate(tenant: Tenant, platform: Platform
     slow = await tenant.data("generate_voiceover", {"text": TEXT, "speed": 0.5})
     fast = await tenant.data("generate_voiceover", {"text": TEXT, "speed": 2.0})
     for _ in range(2):
-        await jobs.run_jobs(worker(platform))
+        await run_jobs(worker(platform))
     slow_done = await tenant.data("generate_voiceover", {"resume_task_id": slow["taskId"]})
     fast_done = await tenant.data("generate_voiceover", {"resume_task_id": fast["taskId"]})
     assert slow_done["durationSeconds"] > 2.5 * fast_done["durationSeconds"]
@@ -134,7 +135,7 @@ async def test_a_failed_synthesis_is_an_upstream_error_refunded_once(
     monkeypatch.setattr(platform.settings.voice, "espeak_binary", shutil.which("false") or "/bin/false")
     before = await balance(platform, tenant)
     pending = await tenant.data("generate_voiceover", {"text": TEXT})
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     failed = (await tenant.call("generate_voiceover", {"resume_task_id": pending["taskId"]})).json()
     assert failed["error"]["error_type"] == "upstream_error" and "refunded" in failed["error"]["message"]
     status = await tenant.data("check_status", {"job_id": pending["taskId"]})
@@ -192,7 +193,7 @@ async def test_several_projects_without_project_id_ask_for_one(make_tenant: Tena
 @needs_espeak
 async def test_resuming_takes_no_rate_limit_token(tenant: Tenant, platform: Platform) -> None:
     pending = await tenant.data("generate_voiceover", {"text": TEXT})
-    await jobs.run_jobs(worker(platform))
+    await run_jobs(worker(platform))
     platform.settings.ratelimit.enabled = True
     platform.settings.ratelimit.tool_per_minute["generate_voiceover"] = 1
     resumed = [await tenant.call("generate_voiceover", {"resume_task_id": pending["taskId"]}) for _ in range(3)]

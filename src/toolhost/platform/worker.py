@@ -1,0 +1,502 @@
+"""The worker side of the job machine: pollers, claims under a lease, the pool that runs claimed jobs, the
+heartbeat, reaping of expired leases, and the guarded complete/fail/retry transitions.
+
+`run_worker` runs the composition root's pollers, each in a loop of its own; `run_jobs` is the job machine's
+poller. A claim takes due jobs of one type (`FOR UPDATE SKIP LOCKED` on PostgreSQL; SQLite's write lock,
+taken by BEGIN IMMEDIATE, makes the claim single-writer there) into the free slots of the worker's pool,
+which runs each type's `concurrency` jobs at a time under its time limit (`jobs.timeouts`), while one
+heartbeat extends the leases of the pool's jobs and notices the ones it lost (cancelled, or taken over after
+an expiry). A job leaves `processing` only through guarded transitions (the row must still be this worker's),
+and `billing_status` leaves `reserved` exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import case, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from toolhost.db.base import utcnow
+from toolhost.db.session import call_scope
+from toolhost.platform.jobs import (
+    Job,
+    JobFailed,
+    JobResult,
+    JobRun,
+    JobStopped,
+    JobType,
+    RetryLater,
+    WorkerContext,
+    lease_end,
+    refund,
+)
+
+if TYPE_CHECKING:
+    from toolhost.config import Settings
+    from toolhost.platform.runtime import Platform
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 3600.0
+
+Poller = Callable[[WorkerContext], Awaitable[int]]
+
+
+def load_pollers(names: Sequence[str]) -> list[Poller]:
+    """Imports pollers named `package.module.function` (the composition root's POLLERS)."""
+    return [_imported(name) for name in names]
+
+
+def load_job_types(names: Sequence[str]) -> dict[str, JobType]:
+    """Imports the job types named `package.module.ATTRIBUTE` (tuples a domain declares), by type name."""
+    found: dict[str, JobType] = {}
+    for name in names:
+        declared: Sequence[JobType] = _imported(name)
+        for kind in declared:
+            if kind.name in found:
+                raise ValueError(f"job type {kind.name!r} is declared twice ({name})")
+            found[kind.name] = kind
+    return found
+
+
+def _imported(name: str) -> Any:
+    module_name, _, attribute = name.rpartition(".")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def new_worker_id() -> str:
+    """A name unique to this worker: host, process and a random suffix (one process may run several)."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _is_postgres(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+async def run_jobs(context: WorkerContext) -> int:
+    """The poller: returns expired leases to the queue, then keeps every due job type's slots filled.
+
+    A slot that frees is refilled as soon as half the type's slots are free (or a poll interval passed), so a
+    slow job never holds back the claims behind it and a claim still takes several jobs in one transaction.
+    Returns, with the number of jobs it reaped and claimed, once nothing is due and every job it started has
+    finished, or once the worker is stopping and its jobs have finished.
+    """
+    handled = await reap_expired(context)
+    pool = JobPool(context)
+    try:
+        waited_out = True
+        while True:
+            if not context.stopping.is_set():
+                handled += await _refill(context, pool, any_free_slot=waited_out)
+            if not pool.running:
+                return handled
+            waited_out = not await pool.wait_for_one(timeout=context.settings.jobs.poll_interval)
+    finally:
+        await pool.close()
+
+
+async def _refill(context: WorkerContext, pool: JobPool, *, any_free_slot: bool) -> int:
+    """Claims due jobs into free slots: every free slot after a quiet poll interval, else half a type's slots."""
+    wanted: dict[str, int] = {}
+    for name, kind in context.job_types.items():
+        policy = kind.policy(context.settings)
+        slots = max(1, policy.concurrency)
+        free = slots - pool.running_of(name)
+        if free >= (1 if any_free_slot else max(1, min(policy.batch, slots) // 2)):
+            wanted[name] = min(policy.batch, free)
+    if not wanted:
+        return 0
+    claimed_count = 0
+    for name in await _due_types(context, list(wanted)):
+        claimed = await claim(context, name, limit=wanted[name])
+        pool.start(claimed)
+        claimed_count += len(claimed)
+    return claimed_count
+
+
+async def _due_types(context: WorkerContext, names: Sequence[str]) -> list[str]:
+    """Those of `names` with due pending jobs, in the order the composition root lists them."""
+    async with context.session_factory() as session:
+        due = set(
+            await session.scalars(
+                select(Job.job_type)
+                .where(Job.status == "pending", Job.run_after <= utcnow(), Job.job_type.in_(names))
+                .distinct()
+            )
+        )
+    return [name for name in names if name in due]
+
+
+async def reap_expired(context: WorkerContext) -> int:
+    """Processing jobs whose lease expired (their worker died): back to pending, or failed after the last attempt."""
+    async with context.session_factory() as session, session.begin():
+        now = utcnow()
+        query = select(Job).where(
+            Job.job_type.in_(list(context.job_types)), Job.status == "processing", Job.lease_expires_at < now
+        )
+        if _is_postgres(session):
+            query = query.with_for_update(skip_locked=True)
+        expired = list(await session.scalars(query))
+        for job in expired:
+            kind = context.job_types[job.job_type]
+            job.attempt += 1
+            if job.attempt < kind.policy(context.settings).max_attempts:
+                job.status = "pending"
+                job.lease_owner = None
+                job.lease_expires_at = None
+                job.updated_at = now
+                continue
+            await _fail_row(
+                session, kind, job, reason="worker_lost", error=f"the worker's lease expired {job.attempt} times"
+            )
+        return len(expired)
+
+
+async def _fail_row(session: AsyncSession, kind: JobType, job: Job, *, reason: str, error: str) -> None:
+    """Fails a job this transaction holds, refunds its reservation once and lets its domain follow."""
+    now = utcnow()
+    job.status = "failed"
+    job.failure_reason = reason
+    job.error = error[:1000]
+    job.lease_owner = None
+    job.lease_expires_at = None
+    job.completed_at = now
+    job.updated_at = now
+    await session.flush()
+    await refund(session, job)
+    if kind.settle is not None:
+        await session.refresh(job)
+        await kind.settle(session, job)
+
+
+async def claim(context: WorkerContext, job_type: str, *, limit: int) -> list[Job]:
+    """Up to `limit` due jobs of one type, oldest due first, now processing under this worker's lease.
+
+    Types whose policy has `per_account_limit` skip accounts already running `jobs.per_account_concurrency`
+    such jobs with live leases, across all workers.
+    """
+    kind = context.job_types[job_type]
+    async with context.session_factory() as session, session.begin():
+        now = utcnow()
+        query = select(Job).where(Job.job_type == job_type, Job.status == "pending", Job.run_after <= now)
+        if kind.policy(context.settings).per_account_limit:
+            busy = await _busy_accounts(context, session, now)
+            if busy:
+                query = query.where(Job.account_id.not_in(busy))
+        query = query.order_by(Job.run_after, Job.created_at).limit(limit)
+        if _is_postgres(session):
+            query = query.with_for_update(skip_locked=True)
+        claimed = list(await session.scalars(query))
+        if not claimed:
+            return []
+        for job in claimed:
+            job.status = "processing"
+            job.progress = 0
+            job.lease_owner = context.worker_id
+            job.lease_expires_at = now + timedelta(seconds=context.settings.jobs.lease_seconds)
+            job.updated_at = now
+        await session.flush()
+        if kind.on_claim is not None:
+            await kind.on_claim(session, claimed)
+        for job in claimed:
+            session.expunge(job)
+        return claimed
+
+
+async def _busy_accounts(context: WorkerContext, session: AsyncSession, now: datetime) -> list[uuid.UUID]:
+    limited = [name for name, kind in context.job_types.items() if kind.policy(context.settings).per_account_limit]
+    running = await session.execute(
+        select(Job.account_id, func.count())
+        .where(Job.job_type.in_(limited), Job.status == "processing", Job.lease_expires_at >= now)
+        .group_by(Job.account_id)
+    )
+    limit = context.settings.jobs.per_account_concurrency
+    return [account_id for account_id, count in running.all() if count >= limit]
+
+
+async def run_claimed(context: WorkerContext, claimed: Sequence[Job]) -> None:
+    """Runs jobs this worker claimed to their end state, each type's `concurrency` at a time."""
+    pool = JobPool(context)
+    try:
+        pool.start(claimed)
+        while pool.running:
+            await pool.wait_for_one(timeout=None)
+    finally:
+        await pool.close()
+
+
+class JobPool:
+    """The jobs one worker runs: a task per job, each type's `concurrency` at a time, under one heartbeat."""
+
+    def __init__(self, context: WorkerContext) -> None:
+        self._context = context
+        self._tasks: dict[asyncio.Task[None], JobRun] = {}
+        self._in_flight: dict[uuid.UUID, JobRun] = {}
+        self._limiters: dict[str, asyncio.Semaphore] = {}
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> int:
+        """Jobs started and not yet finished."""
+        return len(self._tasks)
+
+    def running_of(self, job_type: str) -> int:
+        """Jobs of one type started and not yet finished."""
+        return sum(1 for run in self._tasks.values() if run.job_type == job_type)
+
+    def start(self, claimed: Sequence[Job]) -> None:
+        """Starts a task for each claimed job (the type's limiter queues the ones beyond its concurrency)."""
+        for job in claimed:
+            run = _job_run(self._context, job)
+            self._in_flight[run.job_id] = run
+            self._tasks[asyncio.create_task(self._run(run))] = run
+        if self._tasks and self._heartbeat is None:
+            self._heartbeat = asyncio.create_task(_heartbeat(self._context, self._in_flight))
+
+    async def wait_for_one(self, *, timeout: float | None) -> bool:
+        """Waits until a job finishes or `timeout` passes; whether one finished."""
+        done, _ = await asyncio.wait(self._tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            run = self._tasks.pop(task)
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                # A database blip while finishing one job must not stop the others; its lease brings it back.
+                logger.error("%s job %s could not be finished", run.job_type, run.job_id, exc_info=error)
+        return bool(done)
+
+    async def close(self) -> None:
+        """Stops the heartbeat; a pool closed early (its worker cancelled) cancels the jobs it still runs."""
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+        self._tasks.clear()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+
+    async def _run(self, run: JobRun) -> None:
+        limiter = self._limiters.get(run.job_type)
+        if limiter is None:
+            concurrency = self._context.job_types[run.job_type].policy(self._context.settings).concurrency
+            limiter = self._limiters[run.job_type] = asyncio.Semaphore(max(1, concurrency))
+        try:
+            # Each job is a call of its own: its sessions are not its neighbours' (the outside-work guard).
+            with call_scope():
+                async with limiter:
+                    await _run_one(self._context, run)
+        finally:
+            run.stopped.set()
+            self._in_flight.pop(run.job_id, None)
+
+
+def _job_run(context: WorkerContext, job: Job) -> JobRun:
+    # enqueue() requires a project, so every job has one.
+    assert job.project_id is not None
+    return JobRun(
+        job_id=job.id,
+        job_type=job.job_type,
+        account_id=job.account_id,
+        project_id=job.project_id,
+        job_input=dict(job.input or {}),
+        saved_output=dict(job.output or {}),
+        context=context,
+        deadline=time.monotonic() + _timeout(context.settings, job.job_type),
+    )
+
+
+def _timeout(settings: Settings, job_type: str) -> float:
+    return float(settings.jobs.timeouts.get(job_type, DEFAULT_TIMEOUT))
+
+
+async def _heartbeat(context: WorkerContext, in_flight: dict[uuid.UUID, JobRun]) -> None:
+    """Extends the leases of the jobs still in flight every third of a lease; a job no longer ours stops its run."""
+    interval = max(0.05, context.settings.jobs.lease_seconds / 3)
+    while True:
+        await asyncio.sleep(interval)
+        live = [job_id for job_id, run in list(in_flight.items()) if not run.stopped.is_set()]
+        if not live:
+            continue
+        try:
+            async with context.session_factory() as session, session.begin():
+                result = await session.execute(
+                    update(Job)
+                    .where(Job.id.in_(live), Job.status == "processing", Job.lease_owner == context.worker_id)
+                    .values(lease_expires_at=lease_end(context.settings))
+                    .returning(Job.id)
+                    .execution_options(synchronize_session=False)
+                )
+                held = set(result.scalars())
+        except Exception:
+            # A database blip must not end the heartbeat: the next beat, well within the lease, tries again.
+            logger.exception("worker %s could not extend its leases", context.worker_id)
+            continue
+        for job_id in live:
+            run = in_flight.get(job_id)
+            if job_id not in held and run is not None:
+                run.stopped.set()
+
+
+async def _run_one(context: WorkerContext, run: JobRun) -> None:
+    if run.stopped.is_set():
+        return  # cancelled or taken over while it waited for its turn
+    kind = context.job_types[run.job_type]
+    timeout = _timeout(context.settings, run.job_type)
+    limit = asyncio.timeout(timeout)
+    timed_out = f"exceeded the {timeout:g} s limit of {run.job_type} jobs"
+    try:
+        async with limit:
+            result = await kind.run(run)
+    except TimeoutError as error:
+        if limit.expired():
+            await _fail(context, run, reason="timeout", error=timed_out)
+        else:
+            logger.exception("%s job %s failed", run.job_type, run.job_id)
+            await _fail(context, run, reason="generation_failed", error=str(error)[:1000] or type(error).__name__)
+    except JobStopped:
+        if time.monotonic() > run.deadline:
+            await _fail(context, run, reason="timeout", error=timed_out)
+        # Otherwise it was cancelled (refunded by the canceller) or its lease went to another worker.
+    except JobFailed as failure:
+        await _fail(context, run, reason=failure.reason, error=failure.message, output=failure.output)
+    except RetryLater as retry:
+        await _retry(context, run, retry)
+    except Exception as error:
+        logger.exception("%s job %s failed", run.job_type, run.job_id)
+        await _fail(context, run, reason="generation_failed", error=str(error)[:1000] or type(error).__name__)
+    else:
+        await _complete(context, run, result)
+
+
+async def _complete(context: WorkerContext, run: JobRun, result: JobResult) -> None:
+    completed = False
+    try:
+        completed = await _record_completion(context, run, result)
+    except Exception as error:
+        logger.exception("%s job %s could not record its result", run.job_type, run.job_id)
+        await _fail(context, run, reason="generation_failed", error=str(error)[:1000] or type(error).__name__)
+    finally:
+        if not completed and result.discard is not None:
+            await result.discard()
+
+
+async def _record_completion(context: WorkerContext, run: JobRun, result: JobResult) -> bool:
+    async with context.session_factory() as session, session.begin():
+        now = utcnow()
+        # Claim the completion first: a job cancelled meanwhile stores nothing (partial output is discarded).
+        changed = await session.execute(
+            update(Job)
+            .where(run.holds_lease())
+            .values(
+                status="completed",
+                progress=100,
+                output=result.output,
+                billing_status=case((Job.billing_status == "reserved", "charged"), else_=Job.billing_status),
+                lease_owner=None,
+                lease_expires_at=None,
+                completed_at=now,
+                updated_at=now,
+            )
+            .returning(Job.id)
+            .execution_options(synchronize_session=False)
+        )
+        if changed.first() is None:
+            return False
+        if result.record is not None:
+            await result.record(session)
+        return True
+
+
+async def _held_job(session: AsyncSession, run: JobRun) -> Job | None:
+    """The run's job, locked for this transaction, while the run still holds it."""
+    query = select(Job).where(run.holds_lease()).execution_options(populate_existing=True)
+    if _is_postgres(session):
+        query = query.with_for_update()
+    return await session.scalar(query)
+
+
+async def _fail(
+    context: WorkerContext, run: JobRun, *, reason: str, error: str, output: dict[str, Any] | None = None
+) -> None:
+    async with context.session_factory() as session, session.begin():
+        job = await _held_job(session, run)
+        if job is None:
+            return
+        if output is not None:
+            job.output = output
+        await _fail_row(session, context.job_types[run.job_type], job, reason=reason, error=error)
+
+
+async def _retry(context: WorkerContext, run: JobRun, retry: RetryLater) -> None:
+    kind = context.job_types[run.job_type]
+    delays = kind.policy(context.settings).retry_delays
+    async with context.session_factory() as session, session.begin():
+        job = await _held_job(session, run)
+        if job is None:
+            return
+        job.retries += 1
+        if job.retries > len(delays):
+            await _fail_row(session, kind, job, reason=retry.reason, error=retry.message)
+            return
+        now = utcnow()
+        job.status = "pending"
+        job.run_after = now + timedelta(seconds=delays[job.retries - 1])
+        job.error = retry.message[:1000]
+        job.lease_owner = None
+        job.lease_expires_at = None
+        job.updated_at = now
+        await session.flush()
+        if kind.settle is not None:
+            await kind.settle(session, job)
+
+
+async def run_worker(
+    platform: Platform,
+    *,
+    pollers: Sequence[Poller | str],
+    job_types: Sequence[str] | Mapping[str, JobType],
+    stop_event: asyncio.Event,
+) -> None:
+    """Runs the pollers on the process's platform until `stop_event` is set (`toolhost worker` and `serve`).
+
+    Each poller loops on its own, so a job poller kept busy by a full queue never delays the others (expired
+    holds, autopilot, media retention); a poller that found nothing waits a poll interval.
+    """
+    resolved = [_imported(poller) if isinstance(poller, str) else poller for poller in pollers]
+    types = dict(job_types) if isinstance(job_types, Mapping) else load_job_types(job_types)
+    context = WorkerContext(platform=platform, worker_id=new_worker_id(), job_types=types, stopping=stop_event)
+    logger.info("worker %s started with %d poller(s), %d job type(s)", context.worker_id, len(resolved), len(types))
+    try:
+        async with asyncio.TaskGroup() as group:
+            for poller in resolved:
+                group.create_task(_poll(context, poller))
+    finally:
+        logger.info("worker %s stopped", context.worker_id)
+
+
+async def _poll(context: WorkerContext, poller: Poller) -> None:
+    while not context.stopping.is_set():
+        handled = 0
+        try:
+            with call_scope():
+                handled = await poller(context)
+        except Exception:
+            # A failing poller (a database blip, a bug) must not stop the others or its own loop.
+            logger.exception("poller %s failed", getattr(poller, "__qualname__", poller))
+        if handled:
+            await asyncio.sleep(0)  # a pass that never suspended must still let the other pollers run
+            continue
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(context.stopping.wait(), timeout=context.settings.jobs.poll_interval)
