@@ -21,7 +21,9 @@ from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality import service as quality_service
 from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
+from toolhost.platform.dates import iso
 from toolhost.platform.results import BillingFailed, Conflict, NotFound, ToolError, ValidationFailed
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext
 
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 26
 OVERLAY_FIELDS = ("caption", "title", "platform", "media_url", "schedule_at", "hashtags")
-PLATFORM_NAMES = frozenset(service.CAPTION_LIMITS)
 GIVEN_TIME = "_given_schedule_at"
 
 
@@ -120,7 +121,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
     candidates: list[dict[str, Any]] = []
     for post in eligible:
         platform = canonical_platform(str(post.get("platform") or ""))
-        if platform not in PLATFORM_NAMES:
+        if platform not in social_platforms.RULES:
             results.append(_failure(post, f"unknown platform {post.get('platform')!r}", "platform_policy"))
             continue
         # The idempotency key uses the time the plan gave, not an auto-assigned slot: a repeat of the call
@@ -149,7 +150,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
                 continue
             slot = planner.pick(post["platform"])
             if slot is not None:
-                post["schedule_at"] = service.iso(slot.moment)
+                post["schedule_at"] = iso(slot.moment)
 
     # (4) Quality gate per post, for its own platform, with the project's brand: its avoid patterns and
     # banned terms are blocked terms.

@@ -19,30 +19,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.db.base import utcnow
 from toolhost.db.session import end_unit_of_work
 from toolhost.domains.distribution import accounts as accounts_service
-from toolhost.domains.distribution.accounts import DISPLAY_NAMES
 from toolhost.domains.distribution.models import ConnectedAccount, IdempotencyRecord, Post
 from toolhost.domains.media import service as media_service
 from toolhost.platform import jobs as platform_jobs
+from toolhost.platform.dates import iso, parse_iso
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
 
 IDEMPOTENCY_DAYS = 7
-CAPTION_LIMITS = {
-    "twitter": 280,
-    "threads": 500,
-    "bluesky": 300,
-    "mastodon": 500,
-    "instagram": 2_200,
-    "tiktok": 4_000,
-    "youtube": 5_000,
-    "linkedin": 3_000,
-    "facebook": 63_206,
-}
-NEEDS_MEDIA = ("instagram", "tiktok", "youtube")
 VIDEO_EXTENSIONS = {"mp4", "mov", "m4v", "webm", "avi", "mkv", "mpeg", "mpg"}
 IMAGE_EXTENSIONS = {"jpg", "jpeg", "png", "webp", "gif", "avif", "heic"}
 ACTIVE = ("draft", "pending", "scheduled")
@@ -50,15 +39,10 @@ CANCELLABLE = ("draft", "pending", "scheduled")
 RESCHEDULABLE = ("pending", "scheduled")
 
 
-def iso(moment: datetime | None) -> str | None:
-    """UTC ISO-8601 with Z."""
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z") if moment else None
-
-
 def parse_datetime(value: str, path: str) -> datetime:
     """An ISO-8601 datetime with an offset (Z allowed), as UTC; anything else is validation_error."""
     try:
-        moment = datetime.fromisoformat(value.strip().replace("z", "Z").replace("Z", "+00:00"))
+        moment = parse_iso(value)
     except ValueError as error:
         raise ValidationFailed(
             f"{path} is not an ISO-8601 datetime",
@@ -281,10 +265,11 @@ def check_platform_rules(
     metadata: dict[str, Any],
 ) -> None:
     """Caption limits, required media and titles, TikTok's privacy rules (CATALOG.md §1.5, §10)."""
-    too_long = [platform for platform in platforms if len(text) > CAPTION_LIMITS[platform]]
+    too_long = [platform for platform in platforms if len(text) > social_platforms.RULES[platform].caption_limit]
     if too_long:
         raise ValidationFailed(
-            "the caption is over the limit of " + ", ".join(f"{p} ({CAPTION_LIMITS[p]})" for p in too_long),
+            "the caption is over the limit of "
+            + ", ".join(f"{p} ({social_platforms.RULES[p].caption_limit})" for p in too_long),
             field_errors=[{"path": "caption", "message": f"too long for {', '.join(too_long)}"}],
         )
     if media_type == "CAROUSEL_ALBUM" and not 2 <= media_count <= 10:
@@ -292,7 +277,9 @@ def check_platform_rules(
             "CAROUSEL_ALBUM needs 2 to 10 media items",
             field_errors=[{"path": "media_type", "message": "needs 2-10 items"}],
         )
-    missing_media = [platform for platform in platforms if platform in NEEDS_MEDIA and media_count == 0]
+    missing_media = [
+        platform for platform in platforms if social_platforms.RULES[platform].needs_media and media_count == 0
+    ]
     if missing_media:
         raise ValidationFailed(
             f"{', '.join(missing_media)} need media to publish",
@@ -488,7 +475,11 @@ def schedule_payload(created: dict[str, tuple[Post, Job]], scheduled_at: datetim
     return {
         "success": True,
         "results": {
-            DISPLAY_NAMES[platform]: {"success": True, "jobId": str(job.id), "postId": str(post.id)}
+            social_platforms.RULES[platform].display_name: {
+                "success": True,
+                "jobId": str(job.id),
+                "postId": str(post.id),
+            }
             for platform, (post, job) in created.items()
         },
         "scheduledAt": iso(scheduled_at),

@@ -19,6 +19,7 @@ from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.models import SwipeItem, TrendCache
 from toolhost.domains.planning.models import ContentPlan
+from toolhost.platform.dates import as_utc, iso, parse_iso
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext
@@ -26,14 +27,6 @@ from toolhost.providers.text.compose import extract_topic
 
 CONTENT_TYPES = ("script", "caption", "blog", "hook")
 PROMPT_CONTEXT_CHARS = 2000
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 # --- swipe file -------------------------------------------------------------------------------------------
@@ -116,8 +109,8 @@ async def fetch_trends(
     cached = await session.scalar(
         select(TrendCache).where(TrendCache.account_id == account_id, TrendCache.cache_key == key)
     )
-    if cached is not None and not force_refresh and _aware(cached.expires_at) > now:
-        return list(cached.trends), True, _aware(cached.expires_at)
+    if cached is not None and not force_refresh and as_utc(cached.expires_at) > now:
+        return list(cached.trends), True, as_utc(cached.expires_at)
     await end_unit_of_work(session)
     fetched = (await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)).ensure_success()
     if source == "rss":
@@ -148,9 +141,7 @@ async def fetch_trends(
                 "url": item.get("url"),
                 "title": item["title"],
                 "source": source,
-                "published_at": datetime.fromisoformat(item["publishedAt"].replace("Z", "+00:00"))
-                if item.get("publishedAt")
-                else None,
+                "published_at": parse_iso(item["publishedAt"]) if item.get("publishedAt") else None,
             }
             for item in found
         ],
@@ -186,7 +177,7 @@ async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days
         "winningPatterns": {"hookTypes": [], "contentFormats": [], "ctaStyles": []},
         "topHooks": [],
         "insightsCount": 0,
-        "generatedAt": _iso(datetime.now(UTC)),
+        "generatedAt": iso(datetime.now(UTC)),
     }
 
 

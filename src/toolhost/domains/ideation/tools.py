@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from toolhost.domains.ideation import service, url_content, winners
@@ -21,6 +21,7 @@ from toolhost.domains.ideation.schemas import (
 )
 from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import as_utc, iso, parse_iso
 from toolhost.platform.registry import tool
 from toolhost.providers.fetch import Fetcher
 
@@ -57,7 +58,7 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
         source=args.source,
         category=args.category,
         cached=cached,
-        expiresAt=expires.isoformat().replace("+00:00", "Z"),
+        expiresAt=iso(expires),
         count=len(trends),
     )
 
@@ -171,7 +172,6 @@ def _moment(value: object) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return as_utc(parse_iso(value))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

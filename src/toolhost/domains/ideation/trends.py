@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin
 
+from toolhost.platform.dates import iso
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.text.compose import STOPWORDS
 
@@ -89,7 +90,7 @@ def parse_feed(content: bytes, *, category: str) -> list[dict[str, Any]]:
         if entry.get("link"):
             item["url"] = str(entry["link"])[:2048]
         if moment is not None:
-            item["publishedAt"] = moment.isoformat().replace("+00:00", "Z")
+            item["publishedAt"] = iso(moment)
         thumbnail = (entry.get("media_thumbnail") or [{}])[0].get("url")
         if thumbnail:
             item["thumbnail"] = str(thumbnail)[:2048]

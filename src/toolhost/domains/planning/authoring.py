@@ -21,6 +21,7 @@ from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform.results import Conflict, NotFound, UpstreamFailed, ValidationFailed
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text import provider_for, select_model, without_blocked_terms
 from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, PlanPostRequest
@@ -31,19 +32,6 @@ SOURCE_URL_CREDITS = 3
 SOURCE_CHARS = 2000
 SOURCE_ANGLES = 6
 SOURCE_ANGLE_CHARS = 120
-# CATALOG.md §7: media types per platform; a list alternates post by post.
-MEDIA_TYPES: dict[str, tuple[str, ...]] = {
-    "youtube": ("video",),
-    "tiktok": ("video",),
-    "instagram": ("carousel", "image"),
-    "linkedin": ("text-only", "carousel"),
-    "facebook": ("image",),
-    "twitter": ("text-only",),
-    "threads": ("text-only",),
-    "bluesky": ("text-only",),
-    "mastodon": ("text-only",),
-}
-VIDEO_PLATFORMS = frozenset({"youtube", "tiktok"})
 
 
 def plan_credits(source_url: str | None) -> int:
@@ -100,12 +88,12 @@ async def plan_week(
     platforms: list[str],
     posts_per_day: int,
     days: int,
-    start_date: str | None,
+    start_date: date | None,
     brand_voice: str | None,
     youtube: ConnectedYouTube | None = None,
 ) -> ContentPlan:
     """plan_content_week: days × platforms × posts_per_day posts, rotated, stored as draft."""
-    start = date.fromisoformat(start_date) if start_date else (datetime.now(UTC) + timedelta(days=1)).date()
+    start = start_date or (datetime.now(UTC) + timedelta(days=1)).date()
     model = select_model(settings, None)
     provider = provider_for(settings, model)
     # With brand_voice the profile is not loaded (CATALOG.md §7): the voice stands alone.
@@ -128,7 +116,7 @@ async def plan_week(
         post_date = start + timedelta(days=day - 1)
         for platform in platforms:
             for index in range(1, posts_per_day + 1):
-                media_options = MEDIA_TYPES[platform]
+                media_options = social_platforms.RULES[platform].plan_media_types
                 media_type = media_options[(day + index) % len(media_options)]
                 family = HOOK_FAMILIES[counter % len(HOOK_FAMILIES)]
                 request = PlanPostRequest(
@@ -154,7 +142,7 @@ async def plan_week(
                     "day": day,
                     "date": post_date.isoformat(),
                     "platform": platform,
-                    "content_type": "script" if platform in VIDEO_PLATFORMS else "caption",
+                    "content_type": "script" if social_platforms.RULES[platform].video_first else "caption",
                     "caption": draft.caption,
                     "hashtags": draft.hashtags,
                     "hook": draft.hook,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolhost.domains.quality import lexicon
-from toolhost.providers.text.platforms import PlatformRules, rules_for
+from toolhost.providers.platforms import PlatformRules, rules_for
 from toolhost.providers.text.terms import distinct_terms, find_terms
 
 MAX_SCORE = 5

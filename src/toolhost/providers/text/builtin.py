@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolhost.providers.platforms import PlatformRules, rules_for
 from toolhost.providers.text import carousel as carousel_templates
 from toolhost.providers.text.base import (
     AdaptRequest,
@@ -44,7 +45,6 @@ from toolhost.providers.text.compose import (
     sentences,
     upper_first,
 )
-from toolhost.providers.text.platforms import PlatformRules, rules_for
 from toolhost.providers.text.terms import find_terms, remove_terms
 
 STRUCTURES = ("problem_solution", "list", "insight", "before_after", "question_led")

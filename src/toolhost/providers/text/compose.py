@@ -6,8 +6,8 @@ import hashlib
 import random
 import re
 
+from toolhost.providers.platforms import PlatformRules
 from toolhost.providers.text.base import BrandContext
-from toolhost.providers.text.platforms import PlatformRules
 
 STOPWORDS = frozenset(
     [

@@ -27,7 +27,7 @@ from toolhost.providers.text.base import (
     PostRequest,
     StoryboardRequest,
 )
-from toolhost.providers.text.platforms import rules_for
+from toolhost.providers.platforms import rules_for
 
 logger = logging.getLogger(__name__)
 
