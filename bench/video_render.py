@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from toolhost.domains.content import images, video
-from toolhost.domains.video import render
+from toolhost.domains.video import motion, render, scenes
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
+from toolhost.providers import graphics
 
 CASES = ("CaptionedClip", "StoryboardVideo-Horizontal", "TwitterAd", "DataVizDashboard", "ReviewsTestimonial")
 
@@ -22,15 +22,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=4.0)
     arguments = parser.parse_args()
-    look = images.brand_look(None)
+    look = graphics.brand_look(None)
     for composition_id in CASES:
         composition = COMPOSITIONS[composition_id]
         size = (composition.width, composition.height)
         duration = composition.duration_in_frames(composition.sample) / FPS
-        built = render.scenes(composition, composition.sample, size, look, render.Assets(), duration)
+        built = scenes.build(composition, composition.sample, size, look, scenes.Assets(), duration)
         count = round(arguments.seconds * FPS)
         started = time.perf_counter()
-        video.encode_mp4(render.frames(built, count, fps=FPS), size=size)
+        motion.encode_mp4(render.frames(built, count, fps=FPS), size=size)
         elapsed = time.perf_counter() - started
         speed = f"{count / elapsed:6.1f} frames/s  {arguments.seconds / elapsed:5.2f}x real time"
         print(f"{composition_id:28} mp4 {size[0]}x{size[1]}  {speed}")

@@ -37,7 +37,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "toolhost.domains.brand.tools",
     "toolhost.domains.content.tools",
     "toolhost.domains.content.job_tools",
-    "toolhost.domains.content.video_tools",
+    "toolhost.domains.video.generation_tools",
     "toolhost.domains.content.carousel_tools",
     "toolhost.domains.video.tools",
     "toolhost.domains.quality.tools",
@@ -79,7 +79,7 @@ POLLERS: tuple[str, ...] = (
 JOB_TYPES: tuple[str, ...] = (
     "toolhost.domains.distribution.dispatcher.JOB_TYPES",
     "toolhost.domains.content.image_jobs.JOB_TYPES",
-    "toolhost.domains.content.video_jobs.JOB_TYPES",
+    "toolhost.domains.video.generation_jobs.JOB_TYPES",
     "toolhost.domains.video.jobs.JOB_TYPES",
     "toolhost.domains.video.hyperframes.JOB_TYPES",
     "toolhost.domains.analytics.refresh.JOB_TYPES",

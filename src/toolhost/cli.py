@@ -23,10 +23,11 @@ from toolhost.db.migrate import upgrade
 from toolhost.domains.analytics.cli import app as metrics_app
 from toolhost.domains.distribution.cli import app as connections_app
 from toolhost.platform import accounts, credits, scopes
-from toolhost.platform.jobs import run_worker
+from toolhost.platform.jobs import load_job_types, load_pollers, run_worker
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import Platform, build_platform
+from toolhost.platform.supervisor import supervise
 
 app = typer.Typer(help="toolhost: hosted tools for AI content work.", no_args_is_help=True)
 accounts_app = typer.Typer(help="Accounts.", no_args_is_help=True)
@@ -135,7 +136,11 @@ def serve(
 
 
 @app.command()
-def worker() -> None:
+def worker(
+    processes: Annotated[
+        int, typer.Option(min=1, help="Worker processes forked from this one; one that dies is replaced at once.")
+    ] = 1,
+) -> None:
     """Works due posts and jobs until interrupted (run N of these beside N API processes when scaled out)."""
     import signal
 
@@ -151,8 +156,16 @@ def worker() -> None:
         finally:
             await platform.close()
 
-    console.print("Worker started; Ctrl-C stops it after the current batch.")
-    asyncio.run(main())
+    if processes == 1:
+        console.print("Worker started; Ctrl-C stops it once the jobs it is running have finished.")
+        asyncio.run(main())
+        return
+    # Imported once here, so each forked process starts working at once.
+    load_tools()
+    load_job_types(JOB_TYPES)
+    load_pollers(POLLERS)
+    console.print(f"{processes} worker processes started; Ctrl-C stops them once their jobs have finished.")
+    supervise(lambda: asyncio.run(main()), processes=processes)
 
 
 @app.command()

@@ -10,9 +10,9 @@ import textwrap
 import uuid
 
 import httpx
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
-from tests.conftest import Tenant, TenantFactory, settings_for_test
+from tests.conftest import POSTGRES_ADMIN_URL, Tenant, TenantFactory, settings_for_test
 from toolhost.app import create_app
 from toolhost.config import CreditCost
 from toolhost.db.migrate import schema_differences, upgrade
@@ -88,6 +88,45 @@ async def test_a_thousand_concurrent_debits_against_100_credits_let_exactly_100_
         await platform.close()
     assert outcomes.count("ok") == 100
     assert outcomes.count("billing_error") == 900
+
+
+async def test_calls_recover_once_postgresql_has_dropped_every_connection(postgres_url: str) -> None:
+    # Pooled connections are not pinged on checkout: a dropped one fails its unit of work, and the pool
+    # must then replace all of them rather than fail call after call.
+    platform = build_platform(settings_for_test(database_url=postgres_url, **ONE_CREDIT_BALANCE), registry)
+    try:
+        async with platform.session_factory() as session, session.begin():
+            account = await accounts.create_account(session, name="drop", tier="agency", settings=platform.settings)
+            await session.execute(update(Account).where(Account.id == account.id).values(credit_balance=100))
+        principal = Principal(
+            account_id=account.id,
+            tier="agency",
+            credential_id=None,
+            credential_name="drop",
+            scopes=frozenset({"mcp:read"}),
+            project_id=None,
+        )
+
+        async def call() -> str:
+            execution = await platform.execute("get_credit_balance", {}, principal, transport="cli")
+            return execution.error.error_type if execution.error else "ok"
+
+        assert set(await asyncio.gather(*(call() for _ in range(8)))) == {"ok"}  # several pooled connections
+        admin = create_engine(POSTGRES_ADMIN_URL)
+        async with admin.begin() as connection:
+            dropped = await connection.scalar(
+                text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = :name AND pid <> pg_backend_pid()"
+                ),
+                {"name": postgres_url.rsplit("/", 1)[1]},
+            )
+        await admin.dispose()
+        assert dropped and dropped >= 2
+        outcomes = [await call() for _ in range(6)]
+    finally:
+        await platform.close()
+    assert outcomes.count("ok") >= 5 and outcomes[-4:] == ["ok"] * 4
 
 
 async def test_concurrent_debits_never_overdraw_on_sqlite(database_url: str) -> None:

@@ -11,6 +11,10 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase
 
+# The `Column.info` key of a column whose values may mention media keys (a post's media, a plan's posts): media
+# retention keeps every object such a column mentions, so the media domain names no other domain's table.
+REFERENCES_MEDIA = "references_media"
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",

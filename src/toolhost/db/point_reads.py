@@ -2,7 +2,7 @@
 
 The hottest reads of the call path (the balance of get_credit_balance) are a single indexed row. Through an
 async session they cost a transaction and several thread hops (aiosqlite) or round trips (BEGIN/COMMIT on
-asyncpg, plus a pre-ping per checkout). Here the statement is compiled once for the database and run by its
+asyncpg). Here the statement is compiled once for the database and run by its
 driver itself, with the columns' own bind and result conversions: on SQLite by the sqlite3 driver on a
 query_only connection, on the event loop (microseconds for an indexed row, never waiting on the writer under
 WAL); on PostgreSQL by a small asyncpg pool of its own, one statement outside any transaction. Only
@@ -27,6 +27,17 @@ from toolhost.db.session import is_sqlite
 Columns = TypeVarTuple("Columns")
 POSTGRES_CONNECTIONS = 4
 Conversion = Callable[[Any], Any] | None
+
+
+class _PointReadConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg ships no types
+    """A pooled connection released without asyncpg's reset query.
+
+    The pool runs only single SELECTs outside any transaction here, which leave no session state (settings,
+    cursors, listeners, advisory locks) to reset; the default reset would be a second round trip per read.
+    """
+
+    def get_reset_query(self) -> str:
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +111,12 @@ class PointReader:
 
     async def _postgres_pool(self) -> asyncpg.Pool:
         if self._postgres is None:
-            self._postgres = await asyncpg.create_pool(self._postgres_dsn, min_size=1, max_size=POSTGRES_CONNECTIONS)
+            self._postgres = await asyncpg.create_pool(
+                self._postgres_dsn,
+                min_size=1,
+                max_size=POSTGRES_CONNECTIONS,
+                connection_class=_PointReadConnection,
+            )
         return self._postgres
 
     def _compile(self, statement: Select[*tuple[Any, ...]]) -> _Compiled:

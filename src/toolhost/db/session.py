@@ -98,7 +98,12 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         )
         _configure_sqlite(engine.sync_engine, begin="BEGIN IMMEDIATE", query_only=False)
         return engine
-    return create_async_engine(url, echo=echo, pool_size=20, max_overflow=20, pool_pre_ping=True)
+    # No pre-ping: on asyncpg it is BEGIN, a statement and ROLLBACK on every checkout, three round trips
+    # before each unit of work. A connection the server dropped fails its first statement instead;
+    # SQLAlchemy then invalidates every pooled connection older than that error, so after a server
+    # restart only the units of work already on dropped connections fail (a tool call answers an
+    # internal error, a job's lease brings it back) and the ones after them reconnect.
+    return create_async_engine(url, echo=echo, pool_size=20, max_overflow=20, pool_recycle=3600)
 
 
 def create_read_engine(url: str, writer: AsyncEngine, *, echo: bool = False) -> AsyncEngine:

@@ -300,11 +300,13 @@ class JobType:
 
 @dataclass(frozen=True, slots=True)
 class WorkerContext:
-    """What a poller gets: the process's platform (sessions, executor, authenticator), its name and job types."""
+    """What a poller gets: the process's platform (sessions, executor, authenticator), its name, its job types
+    and the event that asks it to stop (claim nothing more, finish what it runs)."""
 
     platform: Platform
     worker_id: str
     job_types: Mapping[str, JobType]
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _shared: dict[type[Any], Any] = field(default_factory=dict)
 
     def shared(self, kind: type[Shared], build: Callable[[], Shared]) -> Shared:
@@ -424,27 +426,57 @@ def _is_postgres(session: AsyncSession) -> bool:
 
 
 async def run_jobs(context: WorkerContext) -> int:
-    """The poller: returns expired leases to the queue, then claims and runs a batch of each due job type."""
+    """The poller: returns expired leases to the queue, then keeps every due job type's slots filled.
+
+    A slot that frees is refilled as soon as half the type's slots are free (or a poll interval passed), so a
+    slow job never holds back the claims behind it and a claim still takes several jobs in one transaction.
+    Returns, with the number of jobs it reaped and claimed, once nothing is due and every job it started has
+    finished, or once the worker is stopping and its jobs have finished.
+    """
     handled = await reap_expired(context)
-    for name in await _due_types(context):
-        claimed = await claim(context, name, limit=context.job_types[name].policy(context.settings).batch)
-        if claimed:
-            await run_claimed(context, claimed)
-            handled += len(claimed)
-    return handled
+    pool = JobPool(context)
+    try:
+        waited_out = True
+        while True:
+            if not context.stopping.is_set():
+                handled += await _refill(context, pool, any_free_slot=waited_out)
+            if not pool.running:
+                return handled
+            waited_out = not await pool.wait_for_one(timeout=context.settings.jobs.poll_interval)
+    finally:
+        await pool.close()
 
 
-async def _due_types(context: WorkerContext) -> list[str]:
-    """The job types with due pending jobs, in the order the composition root lists them."""
+async def _refill(context: WorkerContext, pool: JobPool, *, any_free_slot: bool) -> int:
+    """Claims due jobs into free slots: every free slot after a quiet poll interval, else half a type's slots."""
+    wanted: dict[str, int] = {}
+    for name, kind in context.job_types.items():
+        policy = kind.policy(context.settings)
+        slots = max(1, policy.concurrency)
+        free = slots - pool.running_of(name)
+        if free >= (1 if any_free_slot else max(1, min(policy.batch, slots) // 2)):
+            wanted[name] = min(policy.batch, free)
+    if not wanted:
+        return 0
+    claimed_count = 0
+    for name in await _due_types(context, list(wanted)):
+        claimed = await claim(context, name, limit=wanted[name])
+        pool.start(claimed)
+        claimed_count += len(claimed)
+    return claimed_count
+
+
+async def _due_types(context: WorkerContext, names: Sequence[str]) -> list[str]:
+    """Those of `names` with due pending jobs, in the order the composition root lists them."""
     async with context.session_factory() as session:
         due = set(
             await session.scalars(
                 select(Job.job_type)
-                .where(Job.status == "pending", Job.run_after <= utcnow(), Job.job_type.in_(list(context.job_types)))
+                .where(Job.status == "pending", Job.run_after <= utcnow(), Job.job_type.in_(names))
                 .distinct()
             )
         )
-    return [name for name in context.job_types if name in due]
+    return [name for name in names if name in due]
 
 
 async def reap_expired(context: WorkerContext) -> int:
@@ -535,36 +567,80 @@ async def _busy_accounts(context: WorkerContext, session: AsyncSession, now: dat
 
 
 async def run_claimed(context: WorkerContext, claimed: Sequence[Job]) -> None:
-    """Runs claimed jobs to their end state, each type's `concurrency` at a time, under one heartbeat."""
-    runs = {job.id: _job_run(context, job) for job in claimed}
-    limiters: dict[str, asyncio.Semaphore] = {}
-    for run in runs.values():
-        if run.job_type not in limiters:
-            concurrency = context.job_types[run.job_type].policy(context.settings).concurrency
-            limiters[run.job_type] = asyncio.Semaphore(max(1, concurrency))
-    in_flight = dict(runs)
+    """Runs jobs this worker claimed to their end state, each type's `concurrency` at a time."""
+    pool = JobPool(context)
+    try:
+        pool.start(claimed)
+        while pool.running:
+            await pool.wait_for_one(timeout=None)
+    finally:
+        await pool.close()
 
-    async def one(run: JobRun) -> None:
+
+class JobPool:
+    """The jobs one worker runs: a task per job, each type's `concurrency` at a time, under one heartbeat."""
+
+    def __init__(self, context: WorkerContext) -> None:
+        self._context = context
+        self._tasks: dict[asyncio.Task[None], JobRun] = {}
+        self._in_flight: dict[uuid.UUID, JobRun] = {}
+        self._limiters: dict[str, asyncio.Semaphore] = {}
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> int:
+        """Jobs started and not yet finished."""
+        return len(self._tasks)
+
+    def running_of(self, job_type: str) -> int:
+        """Jobs of one type started and not yet finished."""
+        return sum(1 for run in self._tasks.values() if run.job_type == job_type)
+
+    def start(self, claimed: Sequence[Job]) -> None:
+        """Starts a task for each claimed job (the type's limiter queues the ones beyond its concurrency)."""
+        for job in claimed:
+            run = _job_run(self._context, job)
+            self._in_flight[run.job_id] = run
+            self._tasks[asyncio.create_task(self._run(run))] = run
+        if self._tasks and self._heartbeat is None:
+            self._heartbeat = asyncio.create_task(_heartbeat(self._context, self._in_flight))
+
+    async def wait_for_one(self, *, timeout: float | None) -> bool:
+        """Waits until a job finishes or `timeout` passes; whether one finished."""
+        done, _ = await asyncio.wait(self._tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            run = self._tasks.pop(task)
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                # A database blip while finishing one job must not stop the others; its lease brings it back.
+                logger.error("%s job %s could not be finished", run.job_type, run.job_id, exc_info=error)
+        return bool(done)
+
+    async def close(self) -> None:
+        """Stops the heartbeat; a pool closed early (its worker cancelled) cancels the jobs it still runs."""
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+        self._tasks.clear()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+
+    async def _run(self, run: JobRun) -> None:
+        limiter = self._limiters.get(run.job_type)
+        if limiter is None:
+            concurrency = self._context.job_types[run.job_type].policy(self._context.settings).concurrency
+            limiter = self._limiters[run.job_type] = asyncio.Semaphore(max(1, concurrency))
         try:
             # Each job is a call of its own: its sessions are not its neighbours' (the outside-work guard).
             with call_scope():
-                async with limiters[run.job_type]:
-                    await _run_one(context, run)
+                async with limiter:
+                    await _run_one(self._context, run)
         finally:
             run.stopped.set()
-            in_flight.pop(run.job_id, None)
-
-    beating = asyncio.create_task(_heartbeat(context, in_flight))
-    try:
-        outcomes = await asyncio.gather(*(one(run) for run in runs.values()), return_exceptions=True)
-    finally:
-        beating.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beating
-    for run, outcome in zip(runs.values(), outcomes, strict=True):
-        if isinstance(outcome, BaseException):
-            # A database blip while finishing one job must not stop the batch; its lease brings it back.
-            logger.error("%s job %s could not be finished", run.job_type, run.job_id, exc_info=outcome)
+            self._in_flight.pop(run.job_id, None)
 
 
 def _job_run(context: WorkerContext, job: Job) -> JobRun:
@@ -734,23 +810,34 @@ async def run_worker(
     job_types: Sequence[str] | Mapping[str, JobType],
     stop_event: asyncio.Event,
 ) -> None:
-    """Runs the pollers on the process's platform until `stop_event` is set (`toolhost worker` and `serve`)."""
+    """Runs the pollers on the process's platform until `stop_event` is set (`toolhost worker` and `serve`).
+
+    Each poller loops on its own, so a job poller kept busy by a full queue never delays the others (expired
+    holds, autopilot, media retention); a poller that found nothing waits a poll interval.
+    """
     resolved = [_imported(poller) if isinstance(poller, str) else poller for poller in pollers]
     types = dict(job_types) if isinstance(job_types, Mapping) else load_job_types(job_types)
-    context = WorkerContext(platform=platform, worker_id=new_worker_id(), job_types=types)
+    context = WorkerContext(platform=platform, worker_id=new_worker_id(), job_types=types, stopping=stop_event)
     logger.info("worker %s started with %d poller(s), %d job type(s)", context.worker_id, len(resolved), len(types))
     try:
-        while not stop_event.is_set():
-            handled = 0
+        async with asyncio.TaskGroup() as group:
             for poller in resolved:
-                try:
-                    with call_scope():
-                        handled += await poller(context)
-                except Exception:
-                    # One failing poller (a database blip, a bug) must not stop the others or the loop.
-                    logger.exception("poller %s failed", getattr(poller, "__qualname__", poller))
-            if handled == 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop_event.wait(), timeout=platform.settings.jobs.poll_interval)
+                group.create_task(_poll(context, poller))
     finally:
         logger.info("worker %s stopped", context.worker_id)
+
+
+async def _poll(context: WorkerContext, poller: Poller) -> None:
+    while not context.stopping.is_set():
+        handled = 0
+        try:
+            with call_scope():
+                handled = await poller(context)
+        except Exception:
+            # A failing poller (a database blip, a bug) must not stop the others or its own loop.
+            logger.exception("poller %s failed", getattr(poller, "__qualname__", poller))
+        if handled:
+            await asyncio.sleep(0)  # a pass that never suspended must still let the other pollers run
+            continue
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(context.stopping.wait(), timeout=context.settings.jobs.poll_interval)

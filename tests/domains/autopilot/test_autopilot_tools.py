@@ -18,7 +18,7 @@ from toolhost.domains.autopilot.models import AutopilotConfig, AutopilotRun
 from toolhost.platform import accounts
 from toolhost.platform.context import ToolContext
 from toolhost.platform.fields import SocialPlatform, TextFormat, UUIDStr
-from toolhost.platform.jobs import WorkerContext, run_jobs
+from toolhost.platform.jobs import WorkerContext, claim, run_claimed, run_jobs
 from toolhost.platform.models import Account
 from toolhost.platform.registry import Registry, ToolInput, ToolOutput, registry
 from toolhost.platform.runtime import Platform as Runtime
@@ -41,9 +41,10 @@ def worker(platform: Runtime) -> WorkerContext:
 
 
 async def run_due(platform: Runtime, now: datetime) -> int:
-    """The scheduler at `now`, then the job machine: the runs it scheduled start. Returns the runs scheduled."""
+    """The scheduler at `now`, then the runs it scheduled (a recipe run's job stays pending). Returns the runs."""
     scheduled = await runner.run_due_autopilot(worker(platform), now=now)
-    await run_jobs(worker(platform))
+    context = worker(platform)
+    await run_claimed(context, await claim(context, runner.JOB_TYPE, limit=max(1, scheduled)))
     return scheduled
 
 

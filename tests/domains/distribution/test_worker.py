@@ -32,17 +32,42 @@ async def test_a_failing_poller_does_not_stop_the_others(platform: Platform) -> 
 
     async def broken(context: WorkerContext) -> int:
         calls.append("broken")
+        if calls.count("broken") == 3:
+            stop.set()
         raise RuntimeError("boom")
 
     async def healthy(context: WorkerContext) -> int:
         calls.append("healthy")
-        if calls.count("healthy") == 3:
-            stop.set()
-        return 1
+        return 1 if calls.count("healthy") <= 3 else 0
 
     await asyncio.wait_for(
         run_worker(platform, pollers=[broken, healthy], job_types={}, stop_event=stop),
         timeout=10,
     )
-    assert calls.count("healthy") == 3
     assert calls.count("broken") == 3
+    assert calls.count("healthy") >= 4
+
+
+async def test_a_busy_poller_does_not_hold_back_the_others(platform: Platform) -> None:
+    calls: list[str] = []
+    stop = asyncio.Event()
+    released = asyncio.Event()
+
+    async def busy(context: WorkerContext) -> int:
+        calls.append("busy")
+        await released.wait()
+        return 1
+
+    async def other(context: WorkerContext) -> int:
+        calls.append("other")
+        if calls.count("other") == 3:
+            released.set()
+            stop.set()
+        return 0
+
+    await asyncio.wait_for(
+        run_worker(platform, pollers=[busy, other], job_types={}, stop_event=stop),
+        timeout=10,
+    )
+    assert calls.count("busy") == 1
+    assert calls.count("other") == 3

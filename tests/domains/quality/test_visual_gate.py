@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import Tenant
 from tests.providers.text.brands import BRANDS
-from toolhost.domains.quality import layouts
-from toolhost.domains.quality.layouts import LAYOUTS, layout_for, line_count, text_width, wrap
+from toolhost.domains.content import layouts
+from toolhost.domains.content.layouts import LAYOUTS, layout_for, line_count, text_width, wrap
 
 TEMPLATES = (
     "educational-series",

@@ -25,13 +25,13 @@ from sqlalchemy import select
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.config import Settings
-from toolhost.domains.content import images
-from toolhost.domains.video import render
+from toolhost.domains.video import render, scenes
 from toolhost.domains.video.compositions import COMPOSITIONS
 from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
+from toolhost.providers import graphics
 
 ONE_SECOND = json.dumps({"title": "Short", "frames": [{"frameNumber": 1, "duration": 1, "caption": "Hello"}]})
 
@@ -108,11 +108,11 @@ async def test_list_compositions_gives_the_fifteen_with_catalogue_lengths_and_sc
 
 
 def test_every_composition_lays_out_its_sample_props_at_every_aspect() -> None:
-    look = images.brand_look(None)
+    look = graphics.brand_look(None)
     for composition in COMPOSITIONS.values():
         for size in ((270, 480), (270, 270), (480, 270)):
             duration = composition.duration_in_frames(composition.sample) / 30
-            built = render.scenes(composition, composition.sample, size, look, render.Assets(), duration)
+            built = scenes.build(composition, composition.sample, size, look, scenes.Assets(), duration)
             assert built[-1].end == pytest.approx(duration)
             first, later = render.frame_at(built, 0.5), render.frame_at(built, duration * 0.75)
             assert first.size == later.size == size
@@ -121,11 +121,11 @@ def test_every_composition_lays_out_its_sample_props_at_every_aspect() -> None:
 
 
 def test_frames_are_drawn_in_the_brand_palette() -> None:
-    look = images.brand_look(
+    look = graphics.brand_look(
         {"visual": {"colorPalette": {"primary": "#0a7d32", "secondary": "#063d19", "accent": "#ffcc00"}}}
     )
     composition = COMPOSITIONS["StoryboardVideo-Square"]
-    built = render.scenes(composition, json.loads(ONE_SECOND), (200, 200), look, render.Assets(), 1.0)
+    built = scenes.build(composition, json.loads(ONE_SECOND), (200, 200), look, scenes.Assets(), 1.0)
     # The gradient starts at the primary colour.
     red, green, blue = cast(tuple[int, int, int], render.frame_at(built, 0.5).getpixel((0, 0)))
     assert abs(red - 0x0A) < 12 and abs(green - 0x7D) < 12 and abs(blue - 0x32) < 12

@@ -1,10 +1,12 @@
-"""The analytics tools (CATALOG.md §11): every figure comes from stored metric snapshots."""
+"""The analytics tools (CATALOG.md §11): every figure comes from stored metric snapshots. Also ideation's
+find_winning_content (§5), which ranks measured posts and so lives with the metrics it reads.
+"""
 
 from __future__ import annotations
 
 import uuid
 
-from toolhost.domains.analytics import refresh, service, youtube
+from toolhost.domains.analytics import refresh, service, winners, youtube
 from toolhost.domains.analytics.schemas import (
     DetectAnomaliesIn,
     DetectAnomaliesOut,
@@ -23,6 +25,7 @@ from toolhost.domains.analytics.schemas import (
     RefreshPlatformAnalyticsIn,
     RefreshPlatformAnalyticsOut,
 )
+from toolhost.domains.ideation.schemas import FindWinningContentIn, FindWinningContentOut
 from toolhost.platform import scopes
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import tool
@@ -165,3 +168,35 @@ async def get_loop_summary(ctx: ToolContext, args: GetLoopSummaryIn) -> GetLoopS
     next action naming its tool.
     """
     return GetLoopSummaryOut.model_validate(await service.loop_summary(session=ctx.session, project_id=ctx.project_id))
+
+
+@tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, project="optional")
+async def find_winning_content(ctx: ToolContext, args: FindWinningContentIn) -> FindWinningContentOut:
+    """Finds the best performers to learn from: the project's published posts with metrics (ranked by
+    engagement rate) and the swipe file's items with views (ranked by views per hour), each scored by its
+    percentile in its group, with its hook, story type, structure, triggers and a replication prompt.
+
+    Without a project it looks across all your projects. With no measured posts and no swipe items it returns
+    no winners (count 0) rather than guessing. Next: generate_content with a winner's replication_prompt.
+    """
+    project_ids = [ctx.project.id] if ctx.project else list(ctx.accessible_project_ids)
+    found = await winners.find(
+        session=ctx.session,
+        account_id=ctx.principal.account_id,
+        project_ids=project_ids,
+        platform=args.platform,
+        days=args.days,
+        limit=args.limit,
+        min_qa_score=args.min_qa_score,
+    )
+    filters = {
+        "project_id": str(ctx.project.id) if ctx.project else None,
+        "platform": args.platform,
+        "days": args.days,
+        "limit": args.limit,
+        "min_qa_score": args.min_qa_score,
+    }
+    return FindWinningContentOut.model_validate({"winners": found, "count": len(found), "filters": filters})
+
+
+# --- extract_url_content (brand issue) ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from toolhost.db.base import Base, new_id, utcnow
+from toolhost.db.base import REFERENCES_MEDIA, Base, new_id, utcnow
 
 
 class ApprovalItem(Base):
@@ -28,6 +28,6 @@ class ApprovalItem(Base):
     decided_by: Mapped[str | None] = mapped_column(String(200), default=None)
     auto_approved: Mapped[bool] = mapped_column(default=False)
     original_post: Mapped[dict[str, Any]] = mapped_column()
-    edited_post: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    edited_post: Mapped[dict[str, Any] | None] = mapped_column(default=None, info={REFERENCES_MEDIA: True})
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

@@ -1,4 +1,5 @@
-"""Approval items: creation (idempotent per plan and post), one decision each, and the plan they move."""
+"""Approval items: a plan sent to review, creation (idempotent per plan and post), one decision each, and the plan
+they move."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
-from toolhost.platform.results import Conflict, NotFound
+from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 
 DECIDED = frozenset({"approved", "rejected", "edited"})
 
@@ -84,6 +85,22 @@ async def create(
             existing[post_id] = item
         items.append(item)
     return created, items
+
+
+async def submit_plan(session: AsyncSession, *, plan: ContentPlan) -> int:
+    """One pending approval item per post without one; the plan moves to in_review. Returns items created."""
+    posts = plan.payload.get("posts") or []
+    if not posts:
+        raise ValidationFailed(
+            "the plan has no posts to submit",
+            recover_with="update the plan with posts (save_content_plan) first",
+        )
+    if plan.status in {"scheduled", "completed"}:
+        raise Conflict(f"plan {plan.id} is {plan.status}; it cannot go back to review", current_status=plan.status)
+    created, _items = await create(session, plan=plan, posts=posts)
+    planning_service.transition(plan, "in_review")
+    await session.flush()
+    return created
 
 
 async def get(session: AsyncSession, *, approval_id: str, project_id: uuid.UUID) -> ApprovalItem:

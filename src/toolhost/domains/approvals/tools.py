@@ -1,4 +1,8 @@
-"""Plan-approval tools: put posts up for approval, decide them, list them."""
+"""Plan-approval tools: send a plan to review, put posts up for approval, decide them, list them.
+
+submit_content_plan_for_approval is a planning tool in the catalogue; it lives here because sending a plan to
+review creates its approval items, and planning sits below approvals (ARCHITECTURE.md, domain order).
+"""
 
 from __future__ import annotations
 
@@ -15,11 +19,26 @@ from toolhost.domains.approvals.schemas import (
     RespondPlanApprovalOut,
 )
 from toolhost.domains.planning import service as planning_service
+from toolhost.domains.planning.schemas import SubmitContentPlanForApprovalIn, SubmitContentPlanForApprovalOut
 from toolhost.platform.context import ToolContext
 from toolhost.platform.dates import iso
 from toolhost.platform.registry import object_lookup, tool
 
 object_lookup("approval_id", service.project_of_approval)
+
+
+@tool(module="planning", scope="mcp:write", project="object", object_id="plan_id", response_format="json")
+async def submit_content_plan_for_approval(
+    ctx: ToolContext, args: SubmitContentPlanForApprovalIn
+) -> SubmitContentPlanForApprovalOut:
+    """Sends a plan to review: one pending approval item per post, and the plan moves to in_review.
+
+    People decide them with respond_plan_approval or the approvals page; once every item is decided the plan
+    is approved (at least one approved or edited) or back to draft (all rejected).
+    """
+    plan = await planning_service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
+    created = await service.submit_plan(ctx.session, plan=plan)
+    return SubmitContentPlanForApprovalOut(plan_id=str(plan.id), approvals_created=created, status=plan.status)
 
 
 def full_item(item: ApprovalItem) -> ApprovalItemOut:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from coloraide import Color
+from toolhost.providers import graphics
 
 PALETTE_SLOTS = (
     "primary",
@@ -24,20 +23,13 @@ TOKEN_NAMES = {slot: ("text-secondary" if slot == "textSecondary" else slot) for
 MERGE_DISTANCE = 6.0  # CIEDE2000: closer colours are one brand colour in different shades of rounding
 
 
-def _color(value: str) -> Color:
-    """A coloraide colour; the library is imported on first use: it holds ~4 MB that an idle server does not need."""
-    from coloraide import Color
-
-    return Color(value)
-
-
 def to_hex(value: str) -> str | None:
     """A CSS colour (hex, name, rgb(), hsl(), ...) as opaque `#rrggbb`; None when it is not one."""
     text = value.strip()
     if not text or len(text) > 100:
         return None
     try:
-        color = _color(text)
+        color = graphics.color(text)
     except ValueError:
         return None
     if color.alpha() < 0.5:
@@ -49,22 +41,17 @@ def to_hex(value: str) -> str | None:
 
 def chroma(hex_color: str) -> float:
     """Colourfulness (OKLCh chroma); near 0 for whites, greys and blacks."""
-    return float(_color(hex_color).convert("oklch").get("chroma"))
+    return float(graphics.color(hex_color).convert("oklch").get("chroma"))
 
 
 def lightness(hex_color: str) -> float:
     """Perceptual lightness 0-1 (OKLCh)."""
-    return float(_color(hex_color).convert("oklch").get("lightness"))
+    return float(graphics.color(hex_color).convert("oklch").get("lightness"))
 
 
 def delta_e(first: str, second: str) -> float:
     """CIEDE2000 distance in CIELAB (D65)."""
-    return float(_color(first).delta_e(second, method="2000"))
-
-
-def contrast(foreground: str, background: str) -> float:
-    """WCAG 2.x contrast ratio."""
-    return float(_color(foreground).contrast(background, method="wcag21"))
+    return float(graphics.color(first).delta_e(second, method="2000"))
 
 
 @dataclass
@@ -110,7 +97,7 @@ def assign_roles(colors: list[WeightedColor], theme_color: str | None = None) ->
             palette["textSecondary"] = mid[0].hex
     for slot, hue_range in (("success", (120, 170)), ("warning", (40, 95)), ("error", (0, 30))):
         for value in chromatic[3:]:
-            hue = float(_color(value).convert("oklch").get("hue") or 0.0)
+            hue = float(graphics.color(value).convert("oklch").get("hue") or 0.0)
             if hue_range[0] <= hue <= hue_range[1] and value not in palette.values():
                 palette[slot] = value
                 break
@@ -164,12 +151,14 @@ def contrast_pairs(brand: dict[str, str]) -> list[dict[str, Any]]:
             pairs.append((brand[foreground], background))
     if "primary" in brand:
         on_primary = (
-            "#ffffff" if contrast("#ffffff", brand["primary"]) >= contrast("#000000", brand["primary"]) else "#000000"
+            "#ffffff"
+            if graphics.contrast("#ffffff", brand["primary"]) >= graphics.contrast("#000000", brand["primary"])
+            else "#000000"
         )
         pairs.append((on_primary, brand["primary"]))
     result = []
     for foreground, back in dict.fromkeys(pairs):
-        ratio = contrast(foreground, back)
+        ratio = graphics.contrast(foreground, back)
         result.append(
             {
                 "foreground": foreground,

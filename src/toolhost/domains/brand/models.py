@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from toolhost.db.base import Base, new_id, utcnow
+from toolhost.db.base import REFERENCES_MEDIA, Base, new_id, utcnow
 
 
 class BrandProfileVersion(Base):
@@ -23,7 +23,9 @@ class BrandProfileVersion(Base):
     version: Mapped[int] = mapped_column(Integer)
     brand_name: Mapped[str | None] = mapped_column(String(200), default=None)
     brand_context: Mapped[dict[str, Any]] = mapped_column(doc="the brand_context exactly as saved")
-    profile_data: Mapped[dict[str, Any]] = mapped_column(doc="the canonical shape every brand tool reads")
+    profile_data: Mapped[dict[str, Any]] = mapped_column(
+        doc="the canonical shape every brand tool reads", info={REFERENCES_MEDIA: True}
+    )
     content_hash: Mapped[str] = mapped_column(String(64), doc="SHA-256 of what a save compares to detect no-ops")
     change_summary: Mapped[str | None] = mapped_column(Text, default=None)
     changed_paths: Mapped[list[Any]] = mapped_column(default=list)

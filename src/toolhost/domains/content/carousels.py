@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
 from toolhost.db.base import utcnow
-from toolhost.domains.content import brand_runtime, image_jobs, jobs, service, slides
+from toolhost.domains.brand import service as brand_service
+from toolhost.domains.content import image_jobs, jobs, layouts, service, slides
 from toolhost.domains.content.models import ContentRecord
-from toolhost.domains.quality import layouts
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, NotFound, UpstreamFailed, ValidationFailed
@@ -139,7 +139,7 @@ async def create(
         platform=platform,
         aspect_ratio=aspect_ratio,
     )
-    runtime = await brand_runtime.get_runtime(session, brand_project)
+    runtime = await brand_service.get_runtime(session=session, project_id=brand_project)
     has_logo = bool(((runtime or {}).get("visual") or {}).get("logoUrl"))
     prefix = slides.style_prefix(runtime, has_logo=has_logo)
     brand = None if runtime is None else {"brandName": runtime.get("name"), "hasLogo": has_logo, "stylePrefix": prefix}

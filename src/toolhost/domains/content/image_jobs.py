@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import brand_runtime, images, slides
+from toolhost.domains.brand import service as brand_service
+from toolhost.domains.content import images, slides
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.platform.jobs import JobRun, JobType
 from toolhost.platform.results import ToolError, ValidationFailed
+from toolhost.providers import graphics
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
@@ -103,7 +105,7 @@ async def _logo(run: JobRun, logo_url: Any, project_id: uuid.UUID | None = None)
                     accessible_project_ids=[project_id or run.project_id],
                 )
             data = await media_service.store(run.settings).read(media.key)
-        return await asyncio.to_thread(images.open_reference, data)
+        return await asyncio.to_thread(graphics.open_reference, data)
     except (ToolError, ValueError, OSError) as error:
         logger.info("logo of project %s not used: %s", run.project_id, getattr(error, "message", error))
         return None
@@ -116,15 +118,15 @@ async def run(job: JobRun) -> JobOutput:
     prompt = str(job.job_input["prompt"])
     aspect_ratio = str(job.job_input.get("aspect_ratio") or "1:1")
     async with job.session_factory() as session:
-        runtime = await brand_runtime.get_runtime(session, job.project_id)
+        runtime = await brand_service.get_runtime(session=session, project_id=job.project_id)
     await job.report(10)
     reference = None
     if job.job_input.get("reference"):
         data = await _read_reference(job, job.job_input["reference"])
-        reference = await asyncio.to_thread(images.open_reference, data)
+        reference = await asyncio.to_thread(graphics.open_reference, data)
     logo = await _logo(job, ((runtime or {}).get("visual") or {}).get("logoUrl"))
     await job.report(30)
-    look = images.brand_look(runtime, logo)
+    look = graphics.brand_look(runtime, logo)
     png = await asyncio.to_thread(
         images.render, prompt, aspect_ratio=aspect_ratio, look=look, reference=reference, checkpoint=job.checkpoint
     )
@@ -144,7 +146,7 @@ async def run_slide(job: JobRun) -> JobOutput:
     spec = job.job_input
     brand_project = uuid.UUID(str(spec.get("brand_project_id") or job.project_id))
     async with job.session_factory() as session:
-        runtime = await brand_runtime.get_runtime(session, brand_project)
+        runtime = await brand_service.get_runtime(session=session, project_id=brand_project)
     await job.report(10)
     logo = await _logo(job, ((runtime or {}).get("visual") or {}).get("logoUrl"), brand_project)
     await job.report(30)
@@ -161,7 +163,7 @@ async def run_slide(job: JobRun) -> JobOutput:
         slides.render,
         fields,
         aspect_ratio=str(spec["aspect_ratio"]),
-        look=images.brand_look(runtime, logo),
+        look=graphics.brand_look(runtime, logo),
         visual_style=str(spec["visual_style"]),
         emphasis=emphasis,
         checkpoint=job.checkpoint,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -12,9 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
 from toolhost.db.session import end_unit_of_work
-from toolhost.domains.content import brand_runtime
+from toolhost.domains.brand import service as brand_service
+from toolhost.domains.content import layouts
 from toolhost.domains.content.models import ContentRecord
-from toolhost.domains.quality import layouts
+from toolhost.platform.dates import iso
 from toolhost.providers import platforms as social_platforms
 from toolhost.providers.text import provider_for, select_model, without_blocked_terms
 from toolhost.providers.text.base import (
@@ -31,12 +33,53 @@ SHORT_FORM = frozenset({"tiktok", "instagram-reels", "youtube-shorts"})
 SHOTS = ("CU", "MS", "FS", "WS")
 MOVEMENTS = ("static", "zoom-in", "zoom-out", "pan-left", "pan-right", "tracking", "tilt-up", "tilt-down")
 NO_TEXT = "No on-screen text."
+PROMPT_CONTEXT_CHARS = 2000
 
 
 async def load_brand(session: AsyncSession, project_id: uuid.UUID, brand_voice: str | None = None) -> BrandContext:
     """The project's brand as the providers see it (empty without a profile), `brand_voice` as its tone."""
-    runtime = await brand_runtime.get_runtime(session, project_id)
+    runtime = await brand_service.get_runtime(session=session, project_id=project_id)
     return BrandContext.from_runtime(runtime).with_voice(brand_voice)
+
+
+# --- ideation context -------------------------------------------------------------------------------------
+
+
+def _pillar_sentence(brand: BrandContext) -> str:
+    if not brand.content_pillars:
+        return ""
+    pillars = ", ".join(
+        f"{name} ({round(weight * 100)}%)" if weight else name for name, weight in brand.content_pillars
+    )
+    return f"No performance history yet; write to the brand's content pillars: {pillars}."
+
+
+async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days: int) -> dict[str, Any]:
+    """get_ideation_context: what has worked for the project; without metrics, the brand's pillars.
+
+    Content owns it because generation prompts carry it; ideation and planning read it from here.
+    """
+    brand = BrandContext.from_runtime(await brand_service.get_runtime(session=session, project_id=project_id))
+    # Historical data means published posts with metrics; the analytics domain holds none yet, so every
+    # history-derived field is empty and the prompt falls back to the pillars, as the catalogue says.
+    return {
+        "projectId": str(project_id),
+        "hasHistoricalData": False,
+        "promptInjection": _pillar_sentence(brand)[:PROMPT_CONTEXT_CHARS],
+        "recommendedModel": None,
+        "recommendedDuration": None,
+        "recommendedPostingTime": None,
+        "winningPatterns": {"hookTypes": [], "contentFormats": [], "ctaStyles": []},
+        "topHooks": [],
+        "insightsCount": 0,
+        "generatedAt": iso(datetime.now(UTC)),
+    }
+
+
+async def prompt_context(*, session: AsyncSession, project_id: uuid.UUID) -> str:
+    """Up to 2,000 characters of the 30-day ideation context for a generation prompt (best effort)."""
+    context = await ideation_context(session=session, project_id=project_id, days=30)
+    return str(context["promptInjection"])[:PROMPT_CONTEXT_CHARS]
 
 
 async def _store(session: AsyncSession, **values: Any) -> ContentRecord:

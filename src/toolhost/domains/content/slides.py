@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from PIL import Image, ImageDraw
 
-from toolhost.domains.content import images
-from toolhost.domains.quality import layouts
+from toolhost.domains.content import layouts
+from toolhost.providers import graphics
 
 SLIDE_SIZES: dict[str, tuple[int, int]] = {"1:1": (1080, 1080), "4:5": (1080, 1350), "9:16": (1080, 1920)}
 LINE_SPACING = 1.2
@@ -83,28 +83,28 @@ def overflow(fields: list[TypesetField]) -> list[str]:
 class Palette:
     """The colours of one visual style in a brand's palette."""
 
-    top: images.Rgb
-    bottom: images.Rgb
-    text: images.Rgb
-    accent: images.Rgb
-    button_text: images.Rgb
+    top: graphics.Rgb
+    bottom: graphics.Rgb
+    text: graphics.Rgb
+    accent: graphics.Rgb
+    button_text: graphics.Rgb
 
 
-def palette(look: images.BrandLook, visual_style: str) -> Palette:
+def palette(look: graphics.BrandLook, visual_style: str) -> Palette:
     """clean-editorial: light page, primary text; bold-authority: the primary colour; dark-cinematic: night."""
     white, black = (255, 255, 255), (0, 0, 0)
     if visual_style == "clean-editorial":
-        top, bottom = images.mix(look.primary, white, 0.94), images.mix(look.primary, white, 0.82)
+        top, bottom = graphics.mix(look.primary, white, 0.94), graphics.mix(look.primary, white, 0.82)
     elif visual_style == "bold-authority":
         top, bottom = look.primary, look.secondary
     else:
-        top, bottom = images.mix(look.secondary, black, 0.7), images.mix(look.primary, black, 0.8)
-    backdrop = images.mix(top, bottom, 0.5)
+        top, bottom = graphics.mix(look.secondary, black, 0.7), graphics.mix(look.primary, black, 0.8)
+    backdrop = graphics.mix(top, bottom, 0.5)
     text = max(
-        (images.mix(look.secondary, black, 0.5), white, (17, 17, 17)), key=lambda c: images.contrast(c, backdrop)
+        (graphics.mix(look.secondary, black, 0.5), white, (17, 17, 17)), key=lambda c: graphics.contrast(c, backdrop)
     )
-    accent = look.accent if images.contrast(look.accent, backdrop) >= 2.5 else images.mix(look.accent, text, 0.6)
-    button_text = max((white, (17, 17, 17)), key=lambda color: images.contrast(color, accent))
+    accent = look.accent if graphics.contrast(look.accent, backdrop) >= 2.5 else graphics.mix(look.accent, text, 0.6)
+    button_text = max((white, (17, 17, 17)), key=lambda color: graphics.contrast(color, accent))
     return Palette(top=top, bottom=bottom, text=text, accent=accent, button_text=button_text)
 
 
@@ -113,17 +113,17 @@ def _background(size: tuple[int, int], colors: Palette) -> Image.Image:
     return Image.composite(Image.new("RGB", size, colors.bottom), Image.new("RGB", size, colors.top), ramp)
 
 
-def _family(look: images.BrandLook, field: str) -> tuple[str | None, bool]:
+def _family(look: graphics.BrandLook, field: str) -> tuple[str | None, bool]:
     return (look.heading_font, True) if field in HEADING_FIELDS else (look.body_font, field in ACCENT_FIELDS)
 
 
-def _sizes(draw: ImageDraw.ImageDraw, fields: list[TypesetField], look: images.BrandLook) -> list[int]:
+def _sizes(draw: ImageDraw.ImageDraw, fields: list[TypesetField], look: graphics.BrandLook) -> list[int]:
     """Each field's size: its spec's, shrunk until its widest gate line fits its width in the brand font."""
     sizes = []
     for field in fields:
         family, bold = _family(look, field.name)
         size = field.spec.font_size
-        widest = max(draw.textlength(line, font=images.load_font(family, size, bold=bold)) for line in field.lines)
+        widest = max(draw.textlength(line, font=graphics.load_font(family, size, bold=bold)) for line in field.lines)
         if widest > field.spec.width_px:
             size = max(8, int(size * field.spec.width_px / widest))
         sizes.append(size)
@@ -143,7 +143,7 @@ def render(
     fields: list[TypesetField],
     *,
     aspect_ratio: str,
-    look: images.BrandLook,
+    look: graphics.BrandLook,
     visual_style: str,
     emphasis: frozenset[str] = frozenset(),
     checkpoint: Callable[[], None] = lambda: None,
@@ -175,7 +175,7 @@ def render(
         if index:
             y += font_size * FIELD_GAP
         family, bold = _family(look, field.name)
-        font = images.load_font(family, font_size, bold=bold)
+        font = graphics.load_font(family, font_size, bold=bold)
         left = column
         line_height = font_size * LINE_SPACING
         if field.name in ("ctaText", "ctaButton", "cta"):
@@ -212,7 +212,7 @@ def render(
 
 
 def _sign(
-    image: Image.Image, draw: ImageDraw.ImageDraw, look: images.BrandLook, margin: int, color: images.Rgb
+    image: Image.Image, draw: ImageDraw.ImageDraw, look: graphics.BrandLook, margin: int, color: graphics.Rgb
 ) -> None:
     """The logo bottom-right, or the brand name as a small wordmark there when the profile has no logo."""
     width, height = image.size
@@ -222,7 +222,7 @@ def _sign(
         logo.thumbnail((int(unit * 0.18), int(unit * 0.09)))
         image.paste(logo, (width - margin - logo.width, height - margin - logo.height), logo)
     elif look.name:
-        font = images.load_font(look.heading_font, unit // 36, bold=True)
+        font = graphics.load_font(look.heading_font, unit // 36, bold=True)
         draw.text((width - margin, height - margin), look.name[:60], font=font, fill=color, anchor="rb")
 
 

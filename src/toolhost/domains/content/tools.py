@@ -16,7 +16,6 @@ from toolhost.domains.content.schemas import (
     GenerateContentOut,
     StoryboardFrame,
 )
-from toolhost.domains.ideation import service as ideation_service
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import tool
 
@@ -39,7 +38,7 @@ async def generate_content(ctx: ToolContext, args: GenerateContentIn) -> Generat
     figures come only from the prompt or the brand's proof points, and banned terms never appear. The text
     block is the text alone. Next: quality_check it, adapt_content it for other platforms, or plan it.
     """
-    context = await ideation_service.prompt_context(session=ctx.session, project_id=ctx.project_id)
+    context = await service.prompt_context(session=ctx.session, project_id=ctx.project_id)
     record = await service.generate(
         session=ctx.session,
         settings=ctx.settings,

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from toolhost.db.base import Base, new_id, utcnow
+from toolhost.db.base import REFERENCES_MEDIA, Base, new_id, utcnow
 
 
 class ConnectedAccount(Base):
@@ -80,7 +80,9 @@ class Post(Base):
     caption: Mapped[str] = mapped_column(Text, default="")
     title: Mapped[str | None] = mapped_column(String(300), default=None)
     hashtags: Mapped[list[Any]] = mapped_column(default=list)
-    media: Mapped[list[Any]] = mapped_column(default=list, doc="[{r2_key, content_type} | {url}]")
+    media: Mapped[list[Any]] = mapped_column(
+        default=list, doc="[{r2_key, content_type} | {url}]", info={REFERENCES_MEDIA: True}
+    )
     media_type: Mapped[str | None] = mapped_column(String(20), default=None)
     platform_metadata: Mapped[dict[str, Any]] = mapped_column(default=dict)
     scheduled_at: Mapped[datetime | None] = mapped_column(default=None, doc="null = publish now")

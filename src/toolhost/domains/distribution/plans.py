@@ -5,10 +5,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
@@ -28,8 +31,8 @@ from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext
 
 if TYPE_CHECKING:
+    from toolhost.config import Settings
     from toolhost.domains.planning.models import ContentPlan
-    from toolhost.platform.context import ToolContext
 
 DEFAULT_THRESHOLD = 26
 OVERLAY_FIELDS = ("caption", "title", "platform", "media_url", "schedule_at", "hashtags")
@@ -73,22 +76,73 @@ def _failure(post: dict[str, Any], error: str, kind: str, *, retryable: bool = F
     }
 
 
-async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class InlinePlan:
+    """A plan given in the call instead of by id: its posts (as plans store them), project and accounts."""
+
+    posts: list[dict[str, Any]]
+    project_id: str | None
+    account_ids: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanScheduling:
+    """schedule_content_plan's answer: the approval gate, each post's result (its gate in a dry run), the summary."""
+
+    plan_id: uuid.UUID | None
+    approvals: dict[str, int]
+    posts: list[dict[str, Any]]
+    summary: dict[str, int]
+    dry_run: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Scheduler:
+    """Who schedules the posts of one call, and the options they all share."""
+
+    session: AsyncSession
+    settings: Settings
+    fetcher: Fetcher
+    charge: Callable[[int], Awaitable[None]]
+    account_id: uuid.UUID
+    project_id: uuid.UUID
+    accessible_project_ids: Sequence[uuid.UUID]
+    enforce_quality: bool
+    idempotency_seed: str | None
+
+
+async def schedule(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    charge: Callable[[int], Awaitable[None]],
+    account_id: uuid.UUID,
+    project_id: uuid.UUID,
+    accessible_project_ids: Sequence[uuid.UUID],
+    plan_id: str | None,
+    inline_plan: InlinePlan | None,
+    account_ids: dict[str, str] | None,
+    auto_slot: bool,
+    dry_run: bool,
+    enforce_quality: bool,
+    quality_threshold: int | None,
+    batch_size: int,
+    idempotency_seed: str | None,
+) -> PlanScheduling:
     """Runs the eight steps; per-post failures are reported in posts[] and summary, never raised."""
-    session = ctx.session
     stored: ContentPlan | None = None
-    if args.plan_id is not None:
-        stored = await planning_service.get(session, plan_id=args.plan_id, project_id=ctx.project_id)
+    if plan_id is not None:
+        stored = await planning_service.get(session, plan_id=plan_id, project_id=project_id)
         raw_posts = [dict(post) for post in stored.payload.get("posts", [])]
         plan_accounts = dict(stored.payload.get("account_ids") or {})
-    elif args.plan is not None:
-        if args.plan.project_id and uuid.UUID(args.plan.project_id) != ctx.project_id:
+    elif inline_plan is not None:
+        if inline_plan.project_id and uuid.UUID(inline_plan.project_id) != project_id:
             raise ValidationFailed(
                 "plan.project_id and project_id disagree",
                 field_errors=[{"path": "plan.project_id", "message": "differs from project_id"}],
             )
-        raw_posts = [post.model_dump(exclude_none=True) for post in args.plan.posts]
-        plan_accounts = dict(args.plan.account_ids or {})
+        raw_posts = inline_plan.posts
+        plan_accounts = dict(inline_plan.account_ids)
     else:
         raise ValidationFailed("give plan_id or plan", field_errors=[{"path": "plan_id", "message": "required"}])
     plan_ref = str(stored.id) if stored else "inline"
@@ -136,11 +190,11 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
         )
 
     # (3) Slots for posts without a time: from tomorrow 00:00 UTC, 4 h apart per platform, in post order.
-    if args.auto_slot and any(not post.get("schedule_at") for post in candidates):
+    if auto_slot and any(not post.get("schedule_at") for post in candidates):
         tomorrow = utcnow().replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
         planner = await slots.planner(
             session=session,
-            project_id=ctx.project_id,
+            project_id=project_id,
             platforms=[post["platform"] for post in candidates],
             start=tomorrow - timedelta(microseconds=1),
             min_gap_hours=4,
@@ -154,13 +208,13 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
 
     # (4) Quality gate per post, for its own platform, with the project's brand: its avoid patterns and
     # banned terms are blocked terms.
-    threshold = args.quality_threshold if args.quality_threshold is not None else DEFAULT_THRESHOLD
-    runtime = await brand_service.get_runtime(session=session, project_id=ctx.project_id)
+    threshold = quality_threshold if quality_threshold is not None else DEFAULT_THRESHOLD
+    runtime = await brand_service.get_runtime(session=session, project_id=project_id)
     judge = quality_service.BrandJudge(
-        runtime, keyword=ctx.settings.quality.brand_keyword, avoid_patterns=[], banned_terms=[]
+        runtime, keyword=settings.quality.brand_keyword, avoid_patterns=[], banned_terms=[]
     )
     brand = BrandContext.from_runtime(runtime)
-    recent = await quality_service.recent_posts(session, project_id=ctx.project_id)
+    recent = await quality_service.recent_posts(session, project_id=project_id)
     for post in candidates:
         text = f"{post.get('title') or ''} {post['caption']}".strip()
         quality = score_post(
@@ -182,7 +236,7 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
             "blockers": quality.blockers,
         }
 
-    if args.dry_run:  # (5)
+    if dry_run:  # (5)
         passed = sum(1 for post in candidates if post["quality"]["passed"])
         summary = {
             "total_posts": len(candidates) + len(results),
@@ -192,17 +246,17 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
         if stored is not None:
             stored.payload = {**stored.payload, "quality_summary": summary}
             await session.flush()
-        return {
-            "dry_run": True,
-            "plan_id": str(stored.id) if stored else None,
-            "approvals": approvals,
-            "posts": [*results, *({k: v for k, v in post.items() if k != GIVEN_TIME} for post in candidates)],
-            "summary": summary,
-        }
+        return PlanScheduling(
+            plan_id=stored.id if stored else None,
+            approvals=approvals,
+            posts=[*results, *({k: v for k, v in post.items() if k != GIVEN_TIME} for post in candidates)],
+            summary=summary,
+            dry_run=True,
+        )
 
     # (6) Account routing for every platform, before anything is created or debited.
     merged: dict[str, str] = {}
-    sources = [plan_accounts, args.account_ids or {}] + [
+    sources = [plan_accounts, account_ids or {}] + [
         {post["platform"]: post["connected_account_id"]} for post in candidates if post.get("connected_account_id")
     ]
     for source in sources:
@@ -214,11 +268,11 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
                     field_errors=[{"path": "account_ids", "message": f"two ids for {platform}"}],
                 )
             merged[platform] = str(value)
-    to_route = [post for post in candidates if not (args.enforce_quality and not post["quality"]["passed"])]
+    to_route = [post for post in candidates if not (enforce_quality and not post["quality"]["passed"])]
     routed = (
         await accounts_service.route(
             session=session,
-            project_id=ctx.project_id,
+            project_id=project_id,
             platforms=sorted({post["platform"] for post in to_route}),
             account_ids={
                 platform: merged[platform] for platform in merged if platform in {post["platform"] for post in to_route}
@@ -229,11 +283,21 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
     )
 
     # (7) Schedule, grouped by platform, batch_size at a time (each post in a savepoint of its own).
-    fetcher = Fetcher(ctx.settings.fetch)
+    scheduler = _Scheduler(
+        session=session,
+        settings=settings,
+        fetcher=Fetcher(settings.fetch),
+        charge=charge,
+        account_id=account_id,
+        project_id=project_id,
+        accessible_project_ids=accessible_project_ids,
+        enforce_quality=enforce_quality,
+        idempotency_seed=idempotency_seed,
+    )
     ordered = sorted(candidates, key=lambda post: post["platform"])
-    for start in range(0, len(ordered), args.batch_size):
-        for post in ordered[start : start + args.batch_size]:
-            results.append(await _schedule_one(ctx, args, post, routed, plan_ref, stored, fetcher))
+    for start in range(0, len(ordered), batch_size):
+        for post in ordered[start : start + batch_size]:
+            results.append(await _schedule_one(scheduler, post, routed, plan_ref, stored))
     scheduled = sum(1 for result in results if result.get("success"))
     summary = {"total_posts": len(results), "scheduled": scheduled, "failed": len(results) - scheduled}
 
@@ -247,12 +311,9 @@ async def schedule(*, ctx: ToolContext, args: ScheduleContentPlanIn) -> dict[str
         ]
         stored.payload = {**stored.payload, "posts": posts_payload, "schedule_summary": summary}
         await session.flush()
-    return {
-        "plan_id": str(stored.id) if stored else None,
-        "approvals": approvals,
-        "posts": results,
-        "summary": summary,
-    }
+    return PlanScheduling(
+        plan_id=stored.id if stored else None, approvals=approvals, posts=results, summary=summary, dry_run=False
+    )
 
 
 def _signals_for(judge: quality_service.BrandJudge, brand: BrandContext, platform: str, text: str) -> BrandSignals:
@@ -278,15 +339,13 @@ def _move(plan: ContentPlan, target: str) -> None:
 
 
 async def _schedule_one(
-    ctx: ToolContext,
-    args: ScheduleContentPlanIn,
+    scheduler: _Scheduler,
     post: dict[str, Any],
     routed: dict[str, Any],
     plan_ref: str,
     stored: ContentPlan | None,
-    fetcher: Fetcher,
 ) -> dict[str, Any]:
-    session = ctx.session
+    session = scheduler.session
     if stored is not None:
         # A post of this plan that is already live (scheduled by run_content_pipeline, or an earlier
         # run under another seed) is reported, never scheduled or charged a second time.
@@ -307,7 +366,7 @@ async def _schedule_one(
                 "job_id": str(existing.job_id) if existing.job_id else None,
             }
     quality = post["quality"]
-    if args.enforce_quality and not quality["passed"]:
+    if scheduler.enforce_quality and not quality["passed"]:
         safety = any(blocker.startswith("Contains blocked term") for blocker in quality["blockers"])
         return {
             **_failure(
@@ -325,26 +384,24 @@ async def _schedule_one(
         platform=post["platform"],
         schedule_at=post.get(GIVEN_TIME),
         caption=post["caption"],
-        seed=args.idempotency_seed,
+        seed=scheduler.idempotency_seed,
     )
-    fingerprint = service.request_hash({"key": key})
-    previous = await service.replay(session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint)
+    previous = await service.previous_plan_post(session=session, project_id=scheduler.project_id, key=key)
     if previous is not None:
-        return previous
+        return previous.document()
     try:
-        return await service.schedule_plan_post(
+        scheduled = await service.schedule_plan_post(
             session=session,
-            settings=ctx.settings,
-            fetcher=fetcher,
-            charge=ctx.charge,
-            account_id=ctx.principal.account_id,
-            project_id=ctx.project_id,
-            accessible_project_ids=ctx.accessible_project_ids,
+            settings=scheduler.settings,
+            fetcher=scheduler.fetcher,
+            charge=scheduler.charge,
+            account_id=scheduler.account_id,
+            project_id=scheduler.project_id,
+            accessible_project_ids=scheduler.accessible_project_ids,
             post=post,
             account=routed[post["platform"]],
             schedule_at=str(post["schedule_at"]),
             key=key,
-            fingerprint=fingerprint,
             plan_id=stored.id if stored else None,
         )
     except BillingFailed as error:
@@ -363,3 +420,4 @@ async def _schedule_one(
             "transport" if error.error_type == "upstream_error" else "unknown",
             retryable=error.error_type == "upstream_error",
         )
+    return scheduled.document()

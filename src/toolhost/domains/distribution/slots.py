@@ -7,15 +7,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution.models import ConnectorEvent, Post
-from toolhost.domains.distribution.service import ACTIVE, parse_datetime
-from toolhost.platform.dates import iso
+from toolhost.domains.distribution.rules import parse_datetime
+from toolhost.domains.distribution.service import ACTIVE
 from toolhost.providers import platforms as social_platforms
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -33,15 +32,19 @@ class Candidate:
     moment: datetime
     score: int
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "platform": self.platform,
-            "datetime": iso(self.moment),
-            "day_of_week": WEEKDAYS[self.moment.weekday()],
-            "hour": self.moment.hour,
-            "engagement_score": self.score,
-            "conflict": False,
-        }
+    @property
+    def day_of_week(self) -> str:
+        """mon … sun."""
+        return WEEKDAYS[self.moment.weekday()]
+
+
+@dataclass(frozen=True, slots=True)
+class FreeSlots:
+    """find_next_slots' answer: the chosen slots, how many candidates the window had, how many clashed."""
+
+    slots: list[Candidate]
+    total_candidates: int
+    conflicts_avoided: int
 
 
 async def learned_hours(session: AsyncSession, project_id: uuid.UUID, platform: str) -> tuple[int, ...] | None:
@@ -189,15 +192,11 @@ async def find(
     count: int,
     start_after: str | None,
     min_gap_hours: int,
-) -> dict[str, Any]:
+) -> FreeSlots:
     """find_next_slots: the top `count` free candidates, by score then time."""
     start = parse_datetime(start_after, "start_after") if start_after else utcnow()
     plan = await planner(
         session=session, project_id=project_id, platforms=platforms, start=start, min_gap_hours=min_gap_hours
     )
     chosen = plan.top(count)
-    return {
-        "slots": [candidate.as_dict() for candidate in chosen],
-        "total_candidates": len(plan.candidates),
-        "conflicts_avoided": plan.conflicts_avoided,
-    }
+    return FreeSlots(slots=chosen, total_candidates=len(plan.candidates), conflicts_avoided=plan.conflicts_avoided)

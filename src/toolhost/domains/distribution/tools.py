@@ -6,7 +6,7 @@ import asyncio
 import time
 
 from toolhost.domains.distribution import accounts as accounts_service
-from toolhost.domains.distribution import plans, service, slots
+from toolhost.domains.distribution import idempotency, plans, service, slots
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.domains.distribution.schemas import (
     CancelScheduledPostIn,
@@ -17,12 +17,15 @@ from toolhost.domains.distribution.schemas import (
     ListConnectedAccountsOut,
     ListRecentPostsIn,
     ListRecentPostsOut,
+    PlatformResult,
+    RecentPost,
     ReschedulePostIn,
     ReschedulePostOut,
     ScheduleContentPlanIn,
     ScheduleContentPlanOut,
     SchedulePostIn,
     SchedulePostOut,
+    Slot,
     StartPlatformConnectionIn,
     StartPlatformConnectionOut,
     WaitForConnectionIn,
@@ -60,21 +63,51 @@ async def schedule_post(ctx: ToolContext, args: SchedulePostIn) -> SchedulePostO
     (or the same content, whose key is derived) returns the first result and costs nothing. Next:
     list_recent_posts to follow publication; reschedule_post or cancel_scheduled_post to change it.
     """
-    payload, repeat = await service.schedule(
+    answer = await service.schedule(
         session=ctx.session,
         settings=ctx.settings,
         fetcher=Fetcher(ctx.settings.fetch),
         account_id=ctx.principal.account_id,
         project_id=ctx.project_id,
         accessible_project_ids=ctx.accessible_project_ids,
-        arguments=args.model_dump(mode="json", exclude_none=True),
+        platforms=args.platforms,
+        caption=args.caption,
+        title=args.title,
+        attribution=args.attribution,
+        hashtags=args.hashtags,
+        schedule_at=args.schedule_at,
+        media_url=args.media_url,
+        media_urls=args.media_urls,
+        r2_key=args.r2_key,
+        r2_keys=args.r2_keys,
+        job_id=args.job_id,
+        job_ids=args.job_ids,
+        media_type=args.media_type,
+        auto_rehost=args.auto_rehost,
+        routing_account_id=args.account_id,
+        routing_account_ids={str(platform): account for platform, account in (args.account_ids or {}).items()},
+        platform_metadata=(
+            args.platform_metadata.model_dump(mode="json", exclude_none=True) if args.platform_metadata else {}
+        ),
+        idempotency_key=args.idempotency_key,
+        request_fingerprint=idempotency.request_hash(
+            args.model_dump(mode="json", exclude_none=True, exclude={"response_format"})
+        ),
         credits_debited=ctx.credits_debited,
     )
-    if repeat:
+    if answer.repeat:
         # execute() debited the call before the handler could know it repeats an earlier one; a repeat is
         # free, and refunding through the context records the call's usage as 0 credits.
         await ctx.refund(ctx.credits_debited)
-    return SchedulePostOut.model_validate(payload)
+    return SchedulePostOut(
+        success=True,
+        results={
+            name: PlatformResult(success=True, jobId=str(post.job_id), postId=str(post.post_id))
+            for name, post in answer.posts.items()
+        },
+        scheduledAt=answer.scheduled_at,
+        idempotency_key=answer.idempotency_key,
+    )
 
 
 @tool(
@@ -92,14 +125,19 @@ async def reschedule_post(ctx: ToolContext, args: ReschedulePostIn) -> Reschedul
     Pass expected_scheduled_at (the time you last read) to fail with conflict "schedule_conflict" if someone
     changed it meanwhile. A post being published, or already published, failed or cancelled, cannot move.
     """
-    return ReschedulePostOut.model_validate(
-        await service.reschedule(
-            session=ctx.session,
-            project_id=ctx.project_id,
-            post_id=args.post_id,
-            scheduled_at=args.scheduled_at,
-            expected_scheduled_at=args.expected_scheduled_at,
-        )
+    moved = await service.reschedule(
+        session=ctx.session,
+        project_id=ctx.project_id,
+        post_id=args.post_id,
+        scheduled_at=args.scheduled_at,
+        expected_scheduled_at=args.expected_scheduled_at,
+    )
+    return ReschedulePostOut(
+        success=True,
+        post_id=str(moved.post_id),
+        project_id=str(moved.project_id),
+        previous_scheduled_at=iso(moved.previous_scheduled_at),
+        scheduled_at=iso(moved.scheduled_at) or "",
     )
 
 
@@ -121,8 +159,20 @@ async def cancel_scheduled_post(ctx: ToolContext, args: CancelScheduledPostIn) -
     Never deletes anything on a platform: a post being published or already published answers conflict.
     Repeating the cancel answers the same with already_cancelled true and no second refund.
     """
-    return CancelScheduledPostOut.model_validate(
-        await service.cancel(session=ctx.session, project_id=ctx.project_id, post_id=args.post_id)
+    cancellation = await service.cancel(session=ctx.session, project_id=ctx.project_id, post_id=args.post_id)
+    refunded = cancellation.refunded_credits
+    return CancelScheduledPostOut(
+        success=True,
+        cancelled=True,
+        post_id=str(cancellation.post_id),
+        status="cancelled",
+        refunded_credits=refunded,
+        already_cancelled=True if cancellation.already_cancelled else None,
+        message=(
+            "The post was already cancelled; nothing was refunded twice."
+            if cancellation.already_cancelled
+            else f"Post cancelled before publication; {refunded} credit(s) refunded."
+        ),
     )
 
 
@@ -133,17 +183,29 @@ async def list_recent_posts(ctx: ToolContext, args: ListRecentPostsIn) -> ListRe
     status "scheduled" also matches posts waiting to publish and being published. Use it to follow a
     schedule_post or to find a post_id for reschedule_post / cancel_scheduled_post.
     """
-    return ListRecentPostsOut.model_validate(
-        {
-            "posts": await service.list_recent(
-                session=ctx.session,
-                project_id=ctx.project_id,
-                platform=args.platform,
-                status=args.status,
-                days=args.days,
-                limit=args.limit,
+    posts = await service.list_recent(
+        session=ctx.session,
+        project_id=ctx.project_id,
+        platform=args.platform,
+        status=args.status,
+        days=args.days,
+        limit=args.limit,
+    )
+    return ListRecentPostsOut(
+        posts=[
+            RecentPost(
+                id=str(post.id),
+                platform=post.platform,
+                status=post.status,
+                title=post.title,
+                external_post_id=post.external_post_id,
+                published_at=iso(post.published_at),
+                scheduled_at=iso(post.scheduled_at),
+                created_at=iso(post.created_at) or "",
+                error=post.error,
             )
-        }
+            for post in posts
+        ]
     )
 
 
@@ -279,15 +341,28 @@ async def find_next_slots(ctx: ToolContext, args: FindNextSlotsIn) -> FindNextSl
     Slots avoid the project's drafts, pending and scheduled posts by min_gap_hours (per platform). Pass
     them as schedule_at to schedule_post; schedule_content_plan uses the same slots for posts without a time.
     """
-    return FindNextSlotsOut.model_validate(
-        await slots.find(
-            session=ctx.session,
-            project_id=ctx.project_id,
-            platforms=args.platforms,
-            count=args.count,
-            start_after=args.start_after,
-            min_gap_hours=args.min_gap_hours,
-        )
+    found = await slots.find(
+        session=ctx.session,
+        project_id=ctx.project_id,
+        platforms=args.platforms,
+        count=args.count,
+        start_after=args.start_after,
+        min_gap_hours=args.min_gap_hours,
+    )
+    return FindNextSlotsOut(
+        slots=[
+            Slot(
+                platform=slot.platform,
+                datetime=iso(slot.moment) or "",
+                day_of_week=slot.day_of_week,
+                hour=slot.moment.hour,
+                engagement_score=slot.score,
+                conflict=False,
+            )
+            for slot in found.slots
+        ],
+        total_candidates=found.total_candidates,
+        conflicts_avoided=found.conflicts_avoided,
     )
 
 
@@ -309,4 +384,36 @@ async def schedule_content_plan(ctx: ToolContext, args: ScheduleContentPlanIn) -
     spending. Per-post failures are listed in posts[] and summary, never as a tool error.
     Next: list_recent_posts.
     """
-    return ScheduleContentPlanOut.model_validate(await plans.schedule(ctx=ctx, args=args))
+    inline_plan = (
+        plans.InlinePlan(
+            posts=[post.model_dump(exclude_none=True) for post in args.plan.posts],
+            project_id=args.plan.project_id,
+            account_ids=dict(args.plan.account_ids or {}),
+        )
+        if args.plan is not None
+        else None
+    )
+    result = await plans.schedule(
+        session=ctx.session,
+        settings=ctx.settings,
+        charge=ctx.charge,
+        account_id=ctx.principal.account_id,
+        project_id=ctx.project_id,
+        accessible_project_ids=ctx.accessible_project_ids,
+        plan_id=args.plan_id,
+        inline_plan=inline_plan,
+        account_ids=args.account_ids,
+        auto_slot=args.auto_slot,
+        dry_run=args.dry_run,
+        enforce_quality=args.enforce_quality,
+        quality_threshold=args.quality_threshold,
+        batch_size=args.batch_size,
+        idempotency_seed=args.idempotency_seed,
+    )
+    return ScheduleContentPlanOut(
+        dry_run=True if result.dry_run else None,
+        plan_id=str(result.plan_id) if result.plan_id else None,
+        approvals=result.approvals,
+        posts=result.posts,
+        summary=result.summary,
+    )

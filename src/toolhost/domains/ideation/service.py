@@ -14,19 +14,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
 from toolhost.db.session import end_unit_of_work
-from toolhost.domains.content import brand_runtime
+from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.models import SwipeItem, TrendCache
 from toolhost.domains.planning.models import ContentPlan
-from toolhost.platform.dates import as_utc, iso, parse_iso
+from toolhost.platform.dates import as_utc, parse_iso
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext
 from toolhost.providers.text.compose import extract_topic
 
 CONTENT_TYPES = ("script", "caption", "blog", "hook")
-PROMPT_CONTEXT_CHARS = 2000
 
 
 # --- swipe file -------------------------------------------------------------------------------------------
@@ -150,43 +149,6 @@ async def fetch_trends(
     return found, False, expires
 
 
-# --- ideation context -------------------------------------------------------------------------------------
-
-
-def _pillar_sentence(brand: BrandContext) -> str:
-    if not brand.content_pillars:
-        return ""
-    pillars = ", ".join(
-        f"{name} ({round(weight * 100)}%)" if weight else name for name, weight in brand.content_pillars
-    )
-    return f"No performance history yet; write to the brand's content pillars: {pillars}."
-
-
-async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days: int) -> dict[str, Any]:
-    """get_ideation_context: what has worked for the project; without metrics, the brand's pillars."""
-    brand = BrandContext.from_runtime(await brand_runtime.get_runtime(session, project_id))
-    # Historical data means published posts with metrics; the analytics domain holds none yet, so every
-    # history-derived field is empty and the prompt falls back to the pillars, as the catalogue says.
-    return {
-        "projectId": str(project_id),
-        "hasHistoricalData": False,
-        "promptInjection": _pillar_sentence(brand)[:PROMPT_CONTEXT_CHARS],
-        "recommendedModel": None,
-        "recommendedDuration": None,
-        "recommendedPostingTime": None,
-        "winningPatterns": {"hookTypes": [], "contentFormats": [], "ctaStyles": []},
-        "topHooks": [],
-        "insightsCount": 0,
-        "generatedAt": iso(datetime.now(UTC)),
-    }
-
-
-async def prompt_context(*, session: AsyncSession, project_id: uuid.UUID) -> str:
-    """Up to 2,000 characters of the 30-day ideation context for a generation prompt (best effort)."""
-    context = await ideation_context(session=session, project_id=project_id, days=30)
-    return str(context["promptInjection"])[:PROMPT_CONTEXT_CHARS]
-
-
 # --- suggest_next_content ---------------------------------------------------------------------------------
 
 
@@ -283,7 +245,7 @@ async def suggest_next(
     )
     used = [row[0] for row in made_rows]
     brand = BrandContext.from_runtime(
-        await brand_runtime.get_runtime(session, brand_project_id) if brand_project_id else None
+        await brand_service.get_runtime(session=session, project_id=brand_project_id) if brand_project_id else None
     )
     pillar = brand.content_pillars[0][0] if brand.content_pillars else None
     if used:

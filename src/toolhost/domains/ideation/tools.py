@@ -1,18 +1,21 @@
-"""The ideation tools: trends, ideation context and next-content suggestions."""
+"""The ideation tools: trends, ideation context and next-content suggestions; and planning's plan_content_week,
+which lives here because it reads its source URL as extract_url_content does (planning sits below ideation).
+find_winning_content ranks measured posts, so it lives with analytics (analytics/tools.py).
+"""
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
-from toolhost.domains.ideation import service, url_content, winners
+from toolhost.domains.content import service as content_service
+from toolhost.domains.ideation import service, url_content
 from toolhost.domains.ideation.schemas import (
     ExtractUrlContentIn,
     ExtractUrlContentOut,
     FetchTrendsIn,
     FetchTrendsOut,
-    FindWinningContentIn,
-    FindWinningContentOut,
     GetIdeationContextIn,
     GetIdeationContextOut,
     SuggestNextContentIn,
@@ -20,6 +23,8 @@ from toolhost.domains.ideation.schemas import (
     Trend,
 )
 from toolhost.domains.ideation.youtube import ConnectedYouTube
+from toolhost.domains.planning import authoring
+from toolhost.domains.planning.schemas import PlanContentWeekIn, PlanContentWeekOut
 from toolhost.platform.context import ToolContext
 from toolhost.platform.dates import as_utc, iso, parse_iso
 from toolhost.platform.registry import tool
@@ -70,7 +75,7 @@ async def get_ideation_context(ctx: ToolContext, args: GetIdeationContextIn) -> 
 
     generate_content and plan_content_week load it themselves; call it to see what they will use.
     """
-    context = await service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=args.days)
+    context = await content_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=args.days)
     return GetIdeationContextOut.model_validate(context)
 
 
@@ -92,38 +97,6 @@ async def suggest_next_content(ctx: ToolContext, args: SuggestNextContentIn) -> 
         platforms=args.platforms,
     )
     return SuggestNextContentOut.model_validate(result)
-
-
-@tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, project="optional")
-async def find_winning_content(ctx: ToolContext, args: FindWinningContentIn) -> FindWinningContentOut:
-    """Finds the best performers to learn from: the project's published posts with metrics (ranked by
-    engagement rate) and the swipe file's items with views (ranked by views per hour), each scored by its
-    percentile in its group, with its hook, story type, structure, triggers and a replication prompt.
-
-    Without a project it looks across all your projects. With no measured posts and no swipe items it returns
-    no winners (count 0) rather than guessing. Next: generate_content with a winner's replication_prompt.
-    """
-    project_ids = [ctx.project.id] if ctx.project else list(ctx.accessible_project_ids)
-    found = await winners.find(
-        session=ctx.session,
-        account_id=ctx.principal.account_id,
-        project_ids=project_ids,
-        platform=args.platform,
-        days=args.days,
-        limit=args.limit,
-        min_qa_score=args.min_qa_score,
-    )
-    filters = {
-        "project_id": str(ctx.project.id) if ctx.project else None,
-        "platform": args.platform,
-        "days": args.days,
-        "limit": args.limit,
-        "min_qa_score": args.min_qa_score,
-    }
-    return FindWinningContentOut.model_validate({"winners": found, "count": len(found), "filters": filters})
-
-
-# --- extract_url_content (brand issue) ----------------------------------------------------------------------
 
 
 @tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, open_world=True)
@@ -175,3 +148,41 @@ def _moment(value: object) -> datetime | None:
         return as_utc(parse_iso(value))
     except ValueError:
         return None
+
+
+@tool(
+    module="planning",
+    scope="mcp:write",
+    credits=lambda args: authoring.plan_credits(args.source_url),
+    project="strict",
+    response_format="json",
+    category="generation",
+)
+async def plan_content_week(ctx: ToolContext, args: PlanContentWeekIn) -> PlanContentWeekOut:
+    """Plans up to a week of posts on a topic: one per platform per day (posts_per_day more), each with hook,
+    angle, caption, hashtags and media type, rotating hook types, brand pillars and formats.
+
+    The plan is stored as a draft. Next: quality_check_plan, update_content_plan (media_url for instagram,
+    tiktok and youtube posts), then submit_content_plan_for_approval.
+    """
+    youtube = None
+    if args.source_url and url_content.youtube_kind(args.source_url) is not None:
+        youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
+    plan = await authoring.plan_week(
+        session=ctx.session,
+        settings=ctx.settings,
+        project_id=ctx.project_id,
+        topic=args.topic,
+        source_url=args.source_url,
+        platforms=list(dict.fromkeys(args.platforms)),
+        posts_per_day=args.posts_per_day,
+        days=args.days,
+        start_date=args.start_date,
+        brand_voice=args.brand_voice,
+        read_page=functools.partial(
+            url_content.extract, Fetcher(ctx.settings.fetch), extract_type="auto", youtube=youtube
+        ),
+    )
+    if youtube is not None:
+        youtube.store_refreshed()
+    return PlanContentWeekOut.model_validate({**plan.payload, "status": plan.status})

@@ -1,5 +1,6 @@
 """Media retention (CATALOG.md §1.13): job outputs and uploads older than `media.retention_days` are deleted
-unless a post, a plan (its approval items included) or a brand profile still references them.
+unless a post, a plan (its approval items included) or a brand profile still references them: every column
+whose `info` carries `db.base.REFERENCES_MEDIA` is searched, so this module names no other domain's table.
 
 A worker poller: each worker sweeps at most once per `media.retention_sweep_seconds`.
 """
@@ -15,16 +16,12 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import Column, and_, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.db.base import utcnow
-from toolhost.domains.approvals.models import ApprovalItem
-from toolhost.domains.brand.models import BrandProfileVersion
-from toolhost.domains.distribution.models import Post
+from toolhost.db.base import REFERENCES_MEDIA, Base, utcnow
 from toolhost.domains.media import service
 from toolhost.domains.media.models import MediaObject
-from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.models import Project
 from toolhost.providers.media_store import KEY_PATTERN
@@ -91,20 +88,21 @@ async def _expired(
 
 
 async def _referenced_keys(session: AsyncSession, account_ids: set[uuid.UUID]) -> set[str]:
-    """Every media key the posts, plans, approval items and brand profiles of these accounts mention."""
+    """Every media key the columns marked REFERENCES_MEDIA (posts, plans, approval items, brand profiles)
+    mention in these accounts' projects."""
     projects = select(Project.id).where(Project.account_id.in_(list(account_ids))).scalar_subquery()
     keys: set[str] = set()
-    sources: list[Any] = [
-        select(Post.media).where(Post.project_id.in_(projects)),
-        select(ContentPlan.payload).where(ContentPlan.project_id.in_(projects)),
-        select(ApprovalItem.edited_post).where(
-            ApprovalItem.project_id.in_(projects), ApprovalItem.edited_post.is_not(None)
-        ),
-        select(BrandProfileVersion.profile_data).where(BrandProfileVersion.project_id.in_(projects)),
-    ]
-    for query in sources:
+    for column in _reference_columns():
+        query = select(column).where(column.table.c.project_id.in_(projects), column.is_not(None))
         keys.update(_keys_in(await session.scalars(query)))
     return keys
+
+
+def _reference_columns() -> list[Column[Any]]:
+    # Every table is loaded by then: the worker imports the tool modules, and they import their tables.
+    return [
+        column for table in Base.metadata.sorted_tables for column in table.columns if column.info.get(REFERENCES_MEDIA)
+    ]
 
 
 def _keys_in(values: Iterable[Any]) -> set[str]:

@@ -1,4 +1,4 @@
-"""Media logic: checked uploads into the store, signed expiring URLs, and who may use a key."""
+"""Media logic: checked uploads into the store, signed expiring URLs, who may use a key, and a post's media."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import re
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
 from sqlalchemy import select
@@ -413,4 +413,78 @@ async def job_output(
     media = await session.scalar(select(MediaObject).where(MediaObject.key == key)) if key else None
     if media is None:
         raise NotFound("this job has no media output")
+    return media
+
+
+@dataclass
+class ResolvedMedia:
+    """Media of a post: stored entries ({r2_key, content_type}) or external https URLs ({url})."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+
+
+async def resolve_references(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    fetcher: Fetcher,
+    account_id: uuid.UUID,
+    project_id: uuid.UUID,
+    accessible_project_ids: Sequence[uuid.UUID],
+    urls: Sequence[str],
+    keys: Sequence[str],
+    job_ids: Sequence[str],
+    auto_rehost: bool,
+) -> ResolvedMedia:
+    """Checks every media reference of a post; URLs are rehosted into the store unless auto_rehost."""
+    media = ResolvedMedia()
+    for key in keys:
+        stored = await find(
+            session=session, key=key, account_id=account_id, accessible_project_ids=accessible_project_ids
+        )
+        media.entries.append({"r2_key": stored.key, "content_type": stored.content_type})
+        media.names.append(stored.key)
+    for job_id in job_ids:
+        try:
+            parsed = uuid.UUID(job_id)
+        except ValueError as error:
+            raise NotFound(f"No job found with ID {job_id}") from error
+        job = await session.get(Job, parsed)
+        if job is None or job.project_id not in accessible_project_ids:
+            raise NotFound(f"No job found with ID {job_id}")
+        if job.status != "completed":
+            raise ValidationFailed(
+                f"job {job_id} is {job.status}; poll check_status first",
+                recover_with="poll check_status until the job is completed",
+                current_status=job.status,
+            )
+        stored = await job_output(session=session, job_id=parsed, accessible_project_ids=accessible_project_ids)
+        media.entries.append({"r2_key": stored.key, "content_type": stored.content_type})
+        media.names.append(stored.key)
+    for index, url in enumerate(urls):
+        path = "media_url" if len(urls) == 1 else f"media_urls.{index}"
+        if auto_rehost:
+            rehosted = await upload(
+                session=session,
+                settings=settings,
+                fetcher=fetcher,
+                account_id=account_id,
+                project_id=project_id,
+                source=url,
+                file_data=None,
+                file_name=None,
+                content_type=None,
+            )
+            media.entries.append({"r2_key": rehosted.media.key, "content_type": rehosted.media.content_type})
+        else:
+            if not url.lower().startswith("https://"):
+                raise ValidationFailed(
+                    "media URLs handed to a platform must be https (or set auto_rehost)",
+                    field_errors=[{"path": path, "message": "not https"}],
+                )
+            await end_unit_of_work(session)
+            await fetcher.check_url(url, https_only=True)
+            media.entries.append({"url": url})
+        media.names.append(url)
     return media

@@ -8,6 +8,7 @@ committed stage by stage, each stage a unit of work of its own.
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -17,10 +18,10 @@ from urllib.parse import urlsplit
 
 from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
+from toolhost.domains.content import service as content_service
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.distribution import slots
-from toolhost.domains.ideation import service as ideation_service
 from toolhost.domains.ideation import url_content
 from toolhost.domains.pipeline import service
 from toolhost.domains.pipeline.models import PipelineRun
@@ -193,7 +194,7 @@ async def _commit(ctx: ToolContext, record: PipelineRun, *, next_stage: str | No
 async def _research(ctx: ToolContext, outcome: Outcome, topic: str, source_url: str | None) -> str:
     """Ideation context (best effort, the plan loads it too) and, without a topic, the source page's title."""
     try:
-        await ideation_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
+        await content_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
         await ctx.commit()
         if source_url and not topic:
             page = await url_content.extract(Fetcher(ctx.settings.fetch), source_url, "auto")
@@ -227,6 +228,7 @@ async def _plan(
             days=args.days,
             start_date=None,
             brand_voice=None,
+            read_page=functools.partial(url_content.extract, Fetcher(ctx.settings.fetch), extract_type="auto"),
         )
     except ToolError as error:
         outcome.error("planning", error.message)
@@ -357,12 +359,9 @@ async def _schedule_one(
     """One post as schedule_post would create it, under its pipeline key; a repeat of the key is free."""
     session = ctx.session
     key = post_key(plan.id, str(post["id"]))
-    fingerprint = distribution_service.request_hash({"key": key})
-    previous = await distribution_service.replay(
-        session=session, project_id=ctx.project_id, key=key, fingerprint=fingerprint
-    )
+    previous = await distribution_service.previous_plan_post(session=session, project_id=ctx.project_id, key=key)
     if previous is not None:
-        return {**previous, "charged": False}
+        return {**previous.document(), "charged": False}
     result = await distribution_service.schedule_plan_post(
         session=session,
         settings=ctx.settings,
@@ -375,10 +374,9 @@ async def _schedule_one(
         account=account,
         schedule_at=when,
         key=key,
-        fingerprint=fingerprint,
         plan_id=plan.id,
     )
-    return {**result, "charged": True}
+    return {**result.document(), "charged": True}
 
 
 async def _finish(

@@ -1,31 +1,29 @@
-"""Writing and changing plans: plan_content_week's composer rotation, post updates, submission, deletion."""
+"""Writing and changing plans: plan_content_week's composer rotation, post updates, deletion."""
 
 from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
 from toolhost.db.session import end_unit_of_work
-from toolhost.domains.approvals import service as approvals_service
-from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.content import service as content_service
-from toolhost.domains.ideation import service as ideation_service
-from toolhost.domains.ideation import url_content
-from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
-from toolhost.platform.results import Conflict, NotFound, UpstreamFailed, ValidationFailed
+from toolhost.platform.results import NotFound, UpstreamFailed, ValidationFailed
 from toolhost.providers import platforms as social_platforms
-from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text import provider_for, select_model, without_blocked_terms
 from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, PlanPostRequest
 from toolhost.providers.text.compose import clip, sentences
+
+# Reads a source URL as extract_url_content's `auto` does (ideation's url_content.extract, through the caller's
+# connected YouTube channel when it has one): the callers sit above planning and pass it in.
+PageReader = Callable[[str], Awaitable[dict[str, Any]]]
 
 BASE_CREDITS = 10
 SOURCE_URL_CREDITS = 3
@@ -48,9 +46,7 @@ def _angles(brand: BrandContext) -> list[str]:
     return angles
 
 
-async def _read_source(
-    settings: Settings, url: str, youtube: ConnectedYouTube | None
-) -> tuple[str, list[str], dict[str, Any]]:
+async def _read_source(read_page: PageReader, url: str) -> tuple[str, list[str], dict[str, Any]]:
     """The source page read as extract_url_content `auto` reads it: the first 2,000 characters of its
     text, angles from its USP, benefits and features, and what context_used records about it.
 
@@ -58,7 +54,7 @@ async def _read_source(
     is only noted, and the plan is written without it.
     """
     try:
-        page = await url_content.extract(Fetcher(settings.fetch), url, "auto", youtube)
+        page = await read_page(url)
     except (UpstreamFailed, NotFound) as error:
         return "", [], {"url": url, "read": False, "error": error.message}
     text = " ".join(str(page.get("transcript") or page.get("description") or "").split())[:SOURCE_CHARS]
@@ -90,7 +86,7 @@ async def plan_week(
     days: int,
     start_date: date | None,
     brand_voice: str | None,
-    youtube: ConnectedYouTube | None = None,
+    read_page: PageReader,
 ) -> ContentPlan:
     """plan_content_week: days × platforms × posts_per_day posts, rotated, stored as draft."""
     start = start_date or (datetime.now(UTC) + timedelta(days=1)).date()
@@ -100,12 +96,12 @@ async def plan_week(
     brand = (
         BrandContext().with_voice(brand_voice) if brand_voice else await content_service.load_brand(session, project_id)
     )
-    context = await ideation_service.ideation_context(session=session, project_id=project_id, days=30)
+    context = await content_service.ideation_context(session=session, project_id=project_id, days=30)
     await end_unit_of_work(session)
     notes, source_note = "", None
     source_angles: list[str] = []
     if source_url:
-        notes, source_angles, source_note = await _read_source(settings, source_url, youtube)
+        notes, source_angles, source_note = await _read_source(read_page, source_url)
     source_summary = " ".join(sentences(notes)[:3])
     # the source's own selling points lead; the brand's pillars and propositions follow
     angles = source_angles + _angles(brand) or [""]
@@ -221,24 +217,7 @@ def update_posts(plan: ContentPlan, updates: list[dict[str, Any]]) -> tuple[int,
     return len(touched), unmatched
 
 
-async def submit(session: AsyncSession, *, plan: ContentPlan) -> int:
-    """One pending approval item per post without one; the plan moves to in_review. Returns items created."""
-    posts = plan.payload.get("posts") or []
-    if not posts:
-        raise ValidationFailed(
-            "the plan has no posts to submit",
-            recover_with="update the plan with posts (save_content_plan) first",
-        )
-    if plan.status in {"scheduled", "completed"}:
-        raise Conflict(f"plan {plan.id} is {plan.status}; it cannot go back to review", current_status=plan.status)
-    created, _items = await approvals_service.create(session, plan=plan, posts=posts)
-    planning_service.transition(plan, "in_review")
-    await session.flush()
-    return created
-
-
 async def delete_plan(session: AsyncSession, *, plan: ContentPlan) -> None:
-    """Deletes the plan and its approval items (scheduled posts stay scheduled)."""
-    await session.execute(delete(ApprovalItem).where(ApprovalItem.plan_id == plan.id))
+    """Deletes the plan; its approval items go with it (their plan_id cascades), scheduled posts stay scheduled."""
     await session.delete(plan)
     await session.flush()

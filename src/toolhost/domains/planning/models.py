@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from toolhost.db.base import Base, new_id, utcnow
+from toolhost.db.base import REFERENCES_MEDIA, Base, new_id, utcnow
 
 
 class ContentPlan(Base):
@@ -21,6 +21,6 @@ class ContentPlan(Base):
     project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
     topic: Mapped[str] = mapped_column(String(10_000))
     status: Mapped[str] = mapped_column(String(20), default="draft")
-    payload: Mapped[dict[str, Any]] = mapped_column()
+    payload: Mapped[dict[str, Any]] = mapped_column(info={REFERENCES_MEDIA: True})
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

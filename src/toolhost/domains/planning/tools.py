@@ -1,21 +1,19 @@
-"""Plan tools: plan a week, save, read, update, delete and submit content plans."""
+"""Plan tools: save, read, update and delete content plans.
+
+Two planning tools of the catalogue live above planning: plan_content_week in ideation/tools.py (it reads a
+source URL through ideation) and submit_content_plan_for_approval in approvals/tools.py (it creates approval items).
+"""
 
 from __future__ import annotations
 
-from toolhost.domains.ideation import url_content
-from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning import authoring, service
 from toolhost.domains.planning.schemas import (
     DeleteContentPlanIn,
     DeleteContentPlanOut,
     GetContentPlanIn,
     GetContentPlanOut,
-    PlanContentWeekIn,
-    PlanContentWeekOut,
     SaveContentPlanIn,
     SaveContentPlanOut,
-    SubmitContentPlanForApprovalIn,
-    SubmitContentPlanForApprovalOut,
     UpdateContentPlanIn,
     UpdateContentPlanOut,
 )
@@ -66,42 +64,6 @@ async def get_content_plan(ctx: ToolContext, args: GetContentPlanIn) -> GetConte
 @tool(
     module="planning",
     scope="mcp:write",
-    credits=lambda args: authoring.plan_credits(args.source_url),
-    project="strict",
-    response_format="json",
-    category="generation",
-)
-async def plan_content_week(ctx: ToolContext, args: PlanContentWeekIn) -> PlanContentWeekOut:
-    """Plans up to a week of posts on a topic: one per platform per day (posts_per_day more), each with hook,
-    angle, caption, hashtags and media type, rotating hook types, brand pillars and formats.
-
-    The plan is stored as a draft. Next: quality_check_plan, update_content_plan (media_url for instagram,
-    tiktok and youtube posts), then submit_content_plan_for_approval.
-    """
-    youtube = None
-    if args.source_url and url_content.youtube_kind(args.source_url) is not None:
-        youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
-    plan = await authoring.plan_week(
-        session=ctx.session,
-        settings=ctx.settings,
-        project_id=ctx.project_id,
-        topic=args.topic,
-        source_url=args.source_url,
-        platforms=list(dict.fromkeys(args.platforms)),
-        posts_per_day=args.posts_per_day,
-        days=args.days,
-        start_date=args.start_date,
-        brand_voice=args.brand_voice,
-        youtube=youtube,
-    )
-    if youtube is not None:
-        youtube.store_refreshed()
-    return PlanContentWeekOut.model_validate({**plan.payload, "status": plan.status})
-
-
-@tool(
-    module="planning",
-    scope="mcp:write",
     destructive=True,
     idempotent=True,
     project="object",
@@ -145,17 +107,3 @@ async def delete_content_plan(ctx: ToolContext, args: DeleteContentPlanIn) -> De
         plan_id=args.plan_id,
         message=f"Deleted plan {args.plan_id} and its approval items.",
     )
-
-
-@tool(module="planning", scope="mcp:write", project="object", object_id="plan_id", response_format="json")
-async def submit_content_plan_for_approval(
-    ctx: ToolContext, args: SubmitContentPlanForApprovalIn
-) -> SubmitContentPlanForApprovalOut:
-    """Sends a plan to review: one pending approval item per post, and the plan moves to in_review.
-
-    People decide them with respond_plan_approval or the approvals page; once every item is decided the plan
-    is approved (at least one approved or edited) or back to draft (all rejected).
-    """
-    plan = await service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
-    created = await authoring.submit(ctx.session, plan=plan)
-    return SubmitContentPlanForApprovalOut(plan_id=str(plan.id), approvals_created=created, status=plan.status)

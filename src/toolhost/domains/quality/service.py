@@ -9,13 +9,22 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import brand_runtime
+from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.quality.scoring import BrandSignals, PostInput, QualityResult, score_post
 from toolhost.providers.text.base import BrandContext
 
 RECENT_DAYS = 30
 RECENT_LIMIT = 50
+
+
+def _consistency(runtime: dict[str, Any], text: str) -> tuple[int, list[str]] | None:
+    """The brand consistency score (0-100) of a text and its first two suggestions."""
+    if not text.strip():
+        return None
+    result = brand_service.score_consistency(runtime, text)
+    issues = [issue.suggestion or issue.rule for issue in result.issues[:2]]
+    return int(result.overall), [str(issue) for issue in issues if issue]
 
 
 class BrandJudge:
@@ -40,7 +49,7 @@ class BrandJudge:
 
     def signals(self, text: str) -> BrandSignals:
         """The brand signals for one text."""
-        scored = brand_runtime.consistency(self.runtime, text) if self.runtime else None
+        scored = _consistency(self.runtime, text) if self.runtime else None
         return BrandSignals(
             consistency=scored[0] if scored else None,
             consistency_issues=tuple(scored[1]) if scored else (),
@@ -60,7 +69,7 @@ async def judge_for(
     banned_terms: list[str] | None = None,
 ) -> BrandJudge:
     """The brand judge of a project (its runtime when it has a profile) plus the caller's own terms."""
-    runtime = await brand_runtime.get_runtime(session, project_id) if project_id else None
+    runtime = await brand_service.get_runtime(session=session, project_id=project_id) if project_id else None
     return BrandJudge(runtime, keyword=keyword, avoid_patterns=avoid_patterns or [], banned_terms=banned_terms or [])
 
 

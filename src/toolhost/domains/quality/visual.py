@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.domains.brand import service as brand_service
+from toolhost.domains.content.layouts import LAYOUTS, layout_for, line_count, slide_fields
 from toolhost.domains.quality import spelling
-from toolhost.domains.quality.layouts import LAYOUTS, layout_for, line_count, slide_fields
 from toolhost.platform.dates import iso
 
 SINGLE_LINE_HINT_CHARS = 30

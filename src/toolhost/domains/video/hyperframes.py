@@ -33,9 +33,9 @@ from urllib.parse import unquote
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import video
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
+from toolhost.domains.video import motion
 from toolhost.domains.video.blocks import BLOCKS, CATEGORIES
 from toolhost.domains.video.compositions import SIZE_OF_ASPECT
 from toolhost.platform import jobs as platform_jobs
@@ -400,7 +400,7 @@ async def run_hyperframes(run: JobRun) -> JobOutput:
             frames: queue.Queue[Image.Image | None] = queue.Queue(maxsize=FRAME_QUEUE)
             encoding = asyncio.create_task(
                 asyncio.to_thread(
-                    video.encode_mp4, _queued_frames(frames), size=(width, height), fps=fps, crf=CRF[quality]
+                    motion.encode_mp4, _queued_frames(frames), size=(width, height), fps=fps, crf=CRF[quality]
                 )
             )
             try:

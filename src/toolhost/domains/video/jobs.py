@@ -12,19 +12,20 @@ from typing import Any
 
 from PIL import Image
 
-from toolhost.domains.content import brand_runtime, images
+from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
-from toolhost.domains.video import render, service
+from toolhost.domains.video import render, scenes, service
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
 from toolhost.platform.jobs import JobRun, JobType
+from toolhost.providers import graphics
 
 PROGRESS_SECONDS = 1.0
 # A background clip loops after this many frames (bounds the decoded frames held in memory).
 MAX_BACKGROUND_FRAMES = 10 * FPS
 
 
-async def _assets(run: JobRun, props: dict[str, Any], size: tuple[int, int]) -> render.Assets:
+async def _assets(run: JobRun, props: dict[str, Any], size: tuple[int, int]) -> scenes.Assets:
     """The props' media read from the store: images decoded, a background video's frames, the audio bytes."""
     media_types: dict[str, str] = run.job_input.get("media_types") or {}
     store = media_service.store(run.settings)
@@ -35,7 +36,7 @@ async def _assets(run: JobRun, props: dict[str, Any], size: tuple[int, int]) -> 
         content_type = media_types.get(key, "")
         data = await store.read(key)
         if content_type.startswith("image/"):
-            pictures[key] = await asyncio.to_thread(images.open_reference, data)
+            pictures[key] = await asyncio.to_thread(graphics.open_reference, data)
         elif content_type.startswith("video/"):
             clips[key] = await asyncio.to_thread(
                 render.decode_video_frames, data, max_frames=MAX_BACKGROUND_FRAMES, size=size
@@ -43,7 +44,7 @@ async def _assets(run: JobRun, props: dict[str, Any], size: tuple[int, int]) -> 
         elif content_type.startswith("audio/"):
             audio = data
         run.checkpoint()
-    return render.Assets(images=pictures, videos=clips, audio=audio)
+    return scenes.Assets(images=pictures, videos=clips, audio=audio)
 
 
 async def in_thread_with_progress(run: JobRun, work: Callable[[Callable[[float], None]], Any], *, start: int) -> Any:
@@ -70,10 +71,10 @@ async def run_render(run: JobRun) -> JobOutput:
     size = (int(run.job_input["width"]), int(run.job_input["height"]))
     output_format = str(run.job_input.get("output_format") or "mp4")
     async with run.session_factory() as session:
-        runtime = await brand_runtime.get_runtime(session, run.project_id)
+        runtime = await brand_service.get_runtime(session=session, project_id=run.project_id)
     assets = await _assets(run, props, size)
     await run.report(5)
-    look = images.brand_look(runtime)
+    look = graphics.brand_look(runtime)
     data, details = await in_thread_with_progress(
         run,
         lambda progress: render.render(

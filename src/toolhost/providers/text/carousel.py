@@ -10,7 +10,7 @@ from toolhost.providers.text.compose import FIGURE, clause, clip, sentence, sent
 
 if TYPE_CHECKING:
     from toolhost.providers.text.base import CarouselRequest
-    from toolhost.providers.text.builtin import Material
+    from toolhost.providers.text.material import Material
 
 # The tightest layouts (authority-statement headlines at 86 px, upper-cased; single-line CTA buttons) hold
 # about this much text; staying under keeps every slide inside its expected lines.

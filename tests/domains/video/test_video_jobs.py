@@ -19,8 +19,8 @@ from sqlalchemy import func, select
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.config import Settings
-from toolhost.domains.content import video
 from toolhost.domains.media.models import MediaObject
+from toolhost.domains.video import motion
 from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
@@ -179,7 +179,7 @@ async def test_a_failed_render_is_refunded_exactly_once(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("encoder broke")
 
-    monkeypatch.setattr(video, "render", broken)
+    monkeypatch.setattr(motion, "render", broken)
     before = await balance(platform, tenant)
     job_id = (await tenant.data("generate_video", {"prompt": "Hello", "duration": 3}))["jobId"]
     await jobs.run_jobs(worker(platform))

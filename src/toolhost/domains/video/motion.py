@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from PIL import Image, ImageDraw
 
 from toolhost.domains.content import images
+from toolhost.providers import graphics
 
 if TYPE_CHECKING:
     import av
@@ -79,7 +80,7 @@ def narration_text(prompt: str, duration: float) -> str:
     return ". ".join(phrase.rstrip(".!?") for phrase in phrases(prompt, duration)) + "."
 
 
-def _wrap(draw: ImageDraw.ImageDraw, text: str, font: images.FontType, width: float) -> list[list[str]]:
+def _wrap(draw: ImageDraw.ImageDraw, text: str, font: graphics.FontType, width: float) -> list[list[str]]:
     lines: list[list[str]] = []
     for word in text.split():
         if lines and draw.textlength(" ".join([*lines[-1], word]), font=font) <= width:
@@ -90,7 +91,7 @@ def _wrap(draw: ImageDraw.ImageDraw, text: str, font: images.FontType, width: fl
 
 
 def _caption_layer(
-    text: str, *, size: tuple[int, int], look: images.BrandLook, headline: bool, emphasis: frozenset[str], dark: bool
+    text: str, *, size: tuple[int, int], look: graphics.BrandLook, headline: bool, emphasis: frozenset[str], dark: bool
 ) -> tuple[Image.Image, tuple[int, int]]:
     """The phrase typeset centred in the lower half, on a translucent band for legibility over any frame."""
     width, height = size
@@ -100,7 +101,7 @@ def _caption_layer(
     font_size = unit // 11 if headline else unit // 15
     family = look.heading_font if headline else look.body_font
     while True:
-        font = images.load_font(family, font_size, bold=headline)
+        font = graphics.load_font(family, font_size, bold=headline)
         lines = _wrap(measure, text, font, box_width)
         if len(lines) <= 4 or font_size <= 20:
             break
@@ -117,8 +118,8 @@ def _caption_layer(
     text_color = (255, 255, 255) if dark else (17, 17, 17)
     emphasis_color = (
         look.accent
-        if images.contrast(look.accent, (0, 0, 0) if dark else (255, 255, 255)) >= 2.5
-        else (images.mix(look.accent, text_color, 0.5))
+        if graphics.contrast(look.accent, (0, 0, 0) if dark else (255, 255, 255)) >= 2.5
+        else (graphics.mix(look.accent, text_color, 0.5))
     )
     space = measure.textlength(" ", font=font)
     y = padding
@@ -133,12 +134,14 @@ def _caption_layer(
     return layer, position
 
 
-def _wordmark(size: tuple[int, int], look: images.BrandLook, dark: bool) -> tuple[Image.Image, tuple[int, int]] | None:
+def _wordmark(
+    size: tuple[int, int], look: graphics.BrandLook, dark: bool
+) -> tuple[Image.Image, tuple[int, int]] | None:
     """The brand name bottom-right, as on the still graphics."""
     if not look.name:
         return None
     unit = min(size)
-    font = images.load_font(look.heading_font, unit // 32, bold=True)
+    font = graphics.load_font(look.heading_font, unit // 32, bold=True)
     measure = ImageDraw.Draw(Image.new("RGBA", (1, 1)))
     _, _, right, bottom = measure.textbbox((0, 0), look.name[:60], font=font)
     layer = Image.new("RGBA", (int(right) + 2, int(bottom) + 2), (0, 0, 0, 0))
@@ -166,7 +169,7 @@ def render(
     *,
     aspect_ratio: str,
     duration: float,
-    look: images.BrandLook,
+    look: graphics.BrandLook,
     start_frame: Image.Image | None = None,
     end_frame: Image.Image | None = None,
     narration: bytes | None = None,
@@ -177,9 +180,9 @@ def render(
     width, height = SIZES[aspect_ratio]
     seed = hashlib.sha256(prompt.encode()).digest()
     canvas_size = (round(width * ZOOM), round(height * ZOOM))
-    canvas = images.background(canvas_size, look, start_frame, seed)
-    dark = start_frame is not None or images.luminance(images.mix(look.primary, look.secondary, 0.5)) < 0.4
-    end = images.background((width, height), look, end_frame, seed) if end_frame is not None else None
+    canvas = graphics.background(canvas_size, look, start_frame, seed)
+    dark = start_frame is not None or graphics.luminance(graphics.mix(look.primary, look.secondary, 0.5)) < 0.4
+    end = graphics.background((width, height), look, end_frame, seed) if end_frame is not None else None
     composition = images.compose(prompt)
     texts = phrases(prompt, duration)
     slot = duration / len(texts)

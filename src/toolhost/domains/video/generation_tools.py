@@ -10,14 +10,15 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import image_jobs, video_jobs, voice
-from toolhost.domains.content.video_schemas import (
+from toolhost.domains.content import image_jobs
+from toolhost.domains.media import service as media_service
+from toolhost.domains.video import generation_jobs, voice
+from toolhost.domains.video.schemas import (
     GenerateVideoIn,
     GenerateVideoOut,
     GenerateVoiceoverIn,
     GenerateVoiceoverOut,
 )
-from toolhost.domains.media import service as media_service
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import ToolContext
 from toolhost.platform.jobs import Job
@@ -45,8 +46,8 @@ object_lookup("resume_task_id", project_of_voiceover_job)
 @tool(
     module="content",
     scope="mcp:write",
-    credits=lambda args: 10 + 2 * video_jobs.video_seconds(args.duration),
-    units=lambda args: video_jobs.video_seconds(args.duration),
+    credits=lambda args: 10 + 2 * generation_jobs.video_seconds(args.duration),
+    units=lambda args: generation_jobs.video_seconds(args.duration),
     assets=lambda _: 1,
     project="strict",
     response_format="text",
@@ -61,7 +62,7 @@ async def generate_video(ctx: ToolContext, args: GenerateVideoIn) -> GenerateVid
     Costs 10 + 2 credits per second. Returns a job id at once; poll check_status for `result_url` and
     `r2_key`, then use the key in schedule_post. cancel_async_job stops it and refunds the credits.
     """
-    model = video_jobs.select_model(ctx.settings, args.model, kind="video")
+    model = generation_jobs.select_model(ctx.settings, args.model, kind="video")
     if args.enable_audio:
         voice.require_voice(ctx.settings, path="enable_audio")
     references: dict[str, dict[str, str] | None] = {"reference": None, "end_reference": None}
@@ -96,7 +97,7 @@ async def generate_video(ctx: ToolContext, args: GenerateVideoIn) -> GenerateVid
         taskId=job_id,
         asyncJobId=job_id,
         model=model,
-        estimatedTime=video_jobs.estimated_video_seconds(args.duration),
+        estimatedTime=generation_jobs.estimated_video_seconds(args.duration),
         creditsDeducted=ctx.credits_debited,
     )
 

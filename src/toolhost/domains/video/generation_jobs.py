@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from toolhost.domains.content import brand_runtime, images, video, voice
+from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
+from toolhost.domains.video import motion, voice
 from toolhost.platform.jobs import JobRun, JobType
 from toolhost.platform.results import ValidationFailed
+from toolhost.providers import graphics
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
@@ -56,7 +58,7 @@ async def _image(run: JobRun, reference: dict[str, str] | None) -> Image.Image |
     else:
         response = await Fetcher(run.settings.fetch).get(reference["url"], max_bytes=run.settings.media.max_fetch_bytes)
         data = response.ensure_success().content
-    return await asyncio.to_thread(images.open_reference, data)
+    return await asyncio.to_thread(graphics.open_reference, data)
 
 
 async def run_video(job: JobRun) -> JobOutput:
@@ -64,23 +66,23 @@ async def run_video(job: JobRun) -> JobOutput:
     prompt = str(job.job_input["prompt"])
     duration = float(job.job_input["duration"])
     async with job.session_factory() as session:
-        runtime = await brand_runtime.get_runtime(session, job.project_id)
+        runtime = await brand_service.get_runtime(session=session, project_id=job.project_id)
     start = await _image(job, job.job_input.get("reference"))
     end = await _image(job, job.job_input.get("end_reference"))
     await job.report(5)
     narration = None
     if job.job_input.get("enable_audio"):
-        text = video.narration_text(prompt, duration)
+        text = motion.narration_text(prompt, duration)
         # Speak faster (never slower) so the narration fits the video when espeak-ng's top rate allows.
         words_per_minute = len(text.split()) * 60 / duration
         speed = max(1.0, words_per_minute / voice.BASE_WORDS_PER_MINUTE)
         narration = await voice.synthesize(job.settings, text, voice=NARRATION_VOICE, speed=speed)
     await job.report(10)
-    look = images.brand_look(runtime)
+    look = graphics.brand_look(runtime)
     fraction = [0.0]
     render = asyncio.create_task(
         asyncio.to_thread(
-            video.render,
+            motion.render,
             prompt,
             aspect_ratio=str(job.job_input["aspect_ratio"]),
             duration=duration,

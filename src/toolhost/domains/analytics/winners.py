@@ -1,9 +1,10 @@
 """find_winning_content (CATALOG.md §5): the best performers among the project's measured posts and the swipe file.
 
-Two groups are ranked separately, each by its own yardstick: published posts by engagement rate (from the
-analytics domain's latest snapshot per post), swipe-file items by views per hour since publication. A
-candidate's qa_score is its percentile inside its group; the analysis fields come from rules over its text,
-never from a model, and nothing is reported for a group without data.
+An ideation tool in the catalogue, it lives in analytics because it ranks analytics' measurements (analytics
+sits above ideation and reads its swipe file). Two groups are ranked separately, each by its own yardstick:
+published posts by engagement rate (the latest metric snapshot per post), swipe-file items by views per hour
+since publication. A candidate's qa_score is its percentile inside its group; the analysis fields come from
+rules over its text, never from a model, and nothing is reported for a group without data.
 """
 
 from __future__ import annotations

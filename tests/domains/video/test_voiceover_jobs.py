@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.config import Settings
-from toolhost.domains.content import voice
+from toolhost.domains.video import voice
 from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account

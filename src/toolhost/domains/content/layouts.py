@@ -1,5 +1,6 @@
-"""The visual-gate layouts (CATALOG.md §9): the one table of slide layouts, the fonts that set them, and the
-line measurement both the gate and the built-in carousel renderer use, so a prediction matches the slide.
+"""The slide layouts (CATALOG.md §9): the one table of slide layouts, the fonts that set them, and the line
+measurement the built-in carousel renderer sets slides by. Quality's visual gate predicts from the same table,
+so a prediction matches the slide; content owns it because content renders the slides.
 
 Everything here is pure (no database, no I/O beyond loading the font that ships with Pillow).
 """
