@@ -49,11 +49,9 @@ KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("pipeline.runner", "planning.authoring"),
         ("pipeline.service", "planning.authoring"),
         ("pipeline.runner", "ideation.url_content"),
-        # The graphics toolkit and the media-job runner, leaving content/images.py and content/jobs.py (issue 13).
-        ("video.generation_jobs", "content.images"),
-        ("video.jobs", "content.images"),
+        # The image composition (what a prompt puts on a frame) and the media-job runner, leaving
+        # content/images.py and content/jobs.py (issue 13).
         ("video.motion", "content.images"),
-        ("video.render", "content.images"),
         ("video.generation_jobs", "content.jobs"),
         ("video.hyperframes", "content.jobs"),
         ("video.jobs", "content.jobs"),

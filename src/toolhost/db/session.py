@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -187,3 +187,14 @@ def create_session_factory(
         sync_session_class=RoutingSession,
         reader=read_engine.sync_engine if read_engine is not None else None,
     )
+
+
+@contextlib.asynccontextmanager
+async def standalone_session(database_url: str) -> AsyncIterator[AsyncSession]:
+    """A session on an engine of its own, disposed on exit: for operator commands that need no platform."""
+    engine = create_engine(database_url)
+    try:
+        async with create_session_factory(engine)() as session:
+            yield session
+    finally:
+        await engine.dispose()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
 UUID_REGEX = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 RECORD_MAX_BYTES = 256 * 1024
@@ -16,7 +18,22 @@ UUIDStr = Annotated[str, StringConstraints(pattern=UUID_REGEX), Field(descriptio
 Text = Annotated[str, StringConstraints(max_length=10_000)]
 ShortText = Annotated[str, StringConstraints(max_length=1_000)]
 Url = Annotated[str, StringConstraints(max_length=2_048, pattern=r"^[hH][tT][tT][pP][sS]?://\S+$")]
-DateStr = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$"), Field(description="YYYY-MM-DD")]
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+
+
+def _date_text(value: Any) -> Any:
+    # Only the YYYY-MM-DD text: pydantic alone would also take Unix timestamps and midnight date-times.
+    if isinstance(value, str) and not re.fullmatch(DATE_PATTERN, value):
+        raise ValueError("expected YYYY-MM-DD")
+    return value
+
+
+# A real calendar day (2026-02-30 is a validation_error), written as YYYY-MM-DD; the schema keeps the pattern.
+CalendarDate = Annotated[
+    date,
+    BeforeValidator(_date_text),
+    Field(description="YYYY-MM-DD", json_schema_extra={"pattern": DATE_PATTERN}),
+]
 SocialPlatform = Literal[
     "youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon"
 ]

@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 
 import orjson
 
+from toolhost.platform.dates import iso
+
 TEXT_LIMIT = 100_000
 TEXT_CUT_NOTE = "\n[output cut at 100,000 characters: narrow the request with filters or a smaller limit]"
 
@@ -118,7 +120,7 @@ class ServerFailed(ToolError):
 
 def envelope_text(payload: Any, version: str) -> str:
     """The `json` response_format text: the payload inside `{_meta, data}`."""
-    meta = {"version": version, "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")}
+    meta = {"version": version, "timestamp": iso(datetime.now(UTC))}
     return indented_json({"_meta": meta, "data": payload})
 
 

@@ -126,3 +126,14 @@ async def test_brand_voice_takes_the_default_string_limit(tenant: Tenant) -> Non
         {"topic": "Async updates", "platforms": ["twitter"], "brand_voice": "x" * 10_001},
     )
     assert response.json()["error"]["error_type"] == "validation_error"
+
+
+async def test_an_impossible_start_date_is_a_validation_error_with_its_field_path(tenant: Tenant) -> None:
+    for start_date in ("2026-02-30", "next monday", "2026-03-01T00:00:00"):
+        response = await tenant.call(
+            "plan_content_week", {"topic": "Async updates", "platforms": ["twitter"], "start_date": start_date}
+        )
+        assert response.status_code == 400, start_date
+        error = response.json()["error"]
+        assert error["error_type"] == "validation_error"
+        assert error["field_errors"][0]["path"] == "start_date"

@@ -7,9 +7,9 @@ import re
 import pytest
 from tests.providers.text.brands import BRANDS, runtime_of
 
+from toolhost.providers.platforms import RULES
 from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, ContentType, HookFamily, PostRequest
 from toolhost.providers.text.builtin import BuiltinTextProvider
-from toolhost.providers.text.platforms import RULES
 from toolhost.providers.text.terms import find_terms
 
 RELAY = BrandContext.from_runtime(runtime_of(BRANDS["relay"]))

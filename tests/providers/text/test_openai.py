@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -21,6 +22,8 @@ class ChatStandIn:
     def __init__(self) -> None:
         self.replies: list[tuple[int, str]] = []
         self.requests: list[dict[str, object]] = []
+        # Sent with every 429 reply when set, as a Retry-After header.
+        self.retry_after: str | None = None
         self.release = threading.Event()
         stand_in = self
 
@@ -35,6 +38,8 @@ class ChatStandIn:
                 data = reply.encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                if status == 429 and stand_in.retry_after is not None:
+                    self.send_header("Retry-After", stand_in.retry_after)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -99,6 +104,24 @@ async def test_a_429_is_retried_and_the_next_answer_is_used(chat: ChatStandIn) -
     chat.answer("Second time lucky.")
     assert await provider(chat).write(REQUEST) == "Second time lucky."
     assert len(chat.requests) == 2
+
+
+async def test_retry_after_is_honoured_over_the_configured_backoff(chat: ChatStandIn) -> None:
+    chat.retry_after = "0"
+    chat.replies += [(429, "{}"), (429, "{}")]
+    chat.answer("Third time.")
+    started = time.monotonic()
+    # Without the header the two pauses would take 20 s and 40 s.
+    assert await provider(chat, openai_retry_backoff=20.0).write(REQUEST) == "Third time."
+    assert time.monotonic() - started < 5
+    assert len(chat.requests) == 3
+
+
+async def test_a_4xx_other_than_429_is_refused_at_once(chat: ChatStandIn) -> None:
+    chat.replies.append((400, "{}"))
+    with pytest.raises(UpstreamFailed, match="refused the request"):
+        await provider(chat).write(REQUEST)
+    assert len(chat.requests) == 1
 
 
 async def test_persistent_5xx_is_an_upstream_error_naming_the_provider_after_the_retries(

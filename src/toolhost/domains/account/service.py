@@ -18,6 +18,7 @@ from toolhost.domains.account.schemas import (
 )
 from toolhost.platform import credits
 from toolhost.platform.context import Principal
+from toolhost.platform.dates import iso
 from toolhost.platform.execution import run_usage
 from toolhost.platform.models import Account, UsageRecord
 from toolhost.platform.results import NotFound
@@ -26,10 +27,6 @@ from toolhost.platform.results import NotFound
 BALANCE = select(
     Account.tier, Account.credit_balance, Account.period_spent, Account.credit_period, Account.trial_ends_at
 ).where(Account.id == bindparam("account_id"))
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 async def get_balance(
@@ -60,8 +57,8 @@ async def get_balance(
         monthlyUsed=spent,
         monthlyLimit=settings.credits.allocations[tier],
         plan=tier,
-        periodEndsAt=_iso(credits.period_end(period)),
-        trialEndsAt=_iso(trial_ends_at) if trial_ends_at else None,
+        periodEndsAt=iso(credits.period_end(period)),
+        trialEndsAt=iso(trial_ends_at) if trial_ends_at else None,
     )
 
 

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from toolhost.config import load_settings
-from toolhost.db.session import create_engine, create_session_factory
+from toolhost.db.session import standalone_session
 from toolhost.domains.analytics import importing
 from toolhost.platform.models import Project
 
@@ -27,15 +27,10 @@ def metrics_commands() -> None:
 
 async def _import(project_id: uuid.UUID, path: Path) -> int:
     rows = importing.parse(path.read_bytes(), file_name=path.name)
-    settings = load_settings()
-    engine = create_engine(settings.database_url)
-    try:
-        async with create_session_factory(engine)() as session, session.begin():
-            if await session.get(Project, project_id) is None:
-                raise typer.BadParameter(f"no project {project_id}", param_hint="--project")
-            return await importing.import_snapshots(session=session, project_id=project_id, rows=rows)
-    finally:
-        await engine.dispose()
+    async with standalone_session(load_settings().database_url) as session, session.begin():
+        if await session.get(Project, project_id) is None:
+            raise typer.BadParameter(f"no project {project_id}", param_hint="--project")
+        return await importing.import_snapshots(session=session, project_id=project_id, rows=rows)
 
 
 @app.command("import")

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import insights, metrics
 from toolhost.domains.distribution.models import Post
+from toolhost.platform.dates import parse_iso
 
 MAX_ROWS = 100_000
 MAX_BYTES = 50 * 1024 * 1024
@@ -83,7 +84,7 @@ def _moment(row: dict[str, Any], number: int, problems: list[str]) -> datetime |
     if _blank(raw):
         return None
     try:
-        moment = datetime.fromisoformat(str(raw).strip().replace("Z", "+00:00"))
+        moment = parse_iso(str(raw))
     except ValueError:
         problems.append(f"row {number}: captured_at is not an ISO-8601 date-time")
         return None

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from toolhost.platform.fields import SocialPlatform, TextFormat, UUIDStr
+from toolhost.platform.fields import CalendarDate, SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
-
-def _real_date(value: str) -> str:
-    date.fromisoformat(value)  # ValueError (a validation_error) for 2026-02-30
-    return value
-
-
-RealDate = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD"), AfterValidator(_real_date)]
 InsightType = Literal["top_hooks", "optimal_timing", "best_models", "competitor_patterns"]
 
 
@@ -94,8 +86,8 @@ class RefreshPlatformAnalyticsOut(ToolOutput):
 
 class FetchYoutubeAnalyticsIn(ToolInput):
     action: Literal["channel", "daily", "video", "topVideos"]
-    start_date: RealDate
-    end_date: RealDate
+    start_date: CalendarDate
+    end_date: CalendarDate
     video_id: Annotated[str, Field(min_length=1, max_length=100)] | None = None
     max_results: Annotated[int, Field(ge=1, le=50)] = 10
     connected_account_id: UUIDStr | None = None

@@ -10,7 +10,7 @@ import math
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -24,14 +24,9 @@ from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.brand.models import BrandProfileVersion
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
+from toolhost.platform.dates import iso
 
 SENSITIVITY = {"low": 50.0, "medium": 30.0, "high": 15.0}
-
-
-def _iso(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat().replace("+00:00", "Z")
 
 
 def _title(post: Post) -> str:
@@ -92,10 +87,10 @@ async def fetch_analytics(
                 "title": _title(item.post),
                 "views": item.views,
                 "engagement": item.engagement,
-                "posted_at": _iso(item.post.published_at),
+                "posted_at": iso(item.post.published_at),
                 "content_type": insights.content_format(item.post),
                 "model_used": None,
-                "captured_at": _iso(item.latest.captured_at) if item.latest else None,
+                "captured_at": iso(item.latest.captured_at) if item.latest else None,
             }
             for item in ranked[:limit]
         ],
@@ -149,7 +144,7 @@ def _insight(row: PerformanceInsight) -> dict[str, Any]:
         "insight_type": row.insight_type,
         "insight_data": row.insight_data,
         "confidence_score": row.confidence_score,
-        "generated_at": _iso(row.generated_at),
+        "generated_at": iso(row.generated_at),
     }
 
 
@@ -408,7 +403,7 @@ async def loop_summary(*, session: AsyncSession, project_id: uuid.UUID) -> dict[
     )
     brand: dict[str, Any] = {"hasProfile": profile is not None}
     if profile is not None:
-        brand.update(brandName=profile.brand_name, version=profile.version, updatedAt=_iso(profile.created_at))
+        brand.update(brandName=profile.brand_name, version=profile.version, updatedAt=iso(profile.created_at))
     latest_posts = list(
         await session.scalars(
             select(Post).where(Post.project_id == project_id).order_by(Post.created_at.desc()).limit(10)
@@ -424,7 +419,7 @@ async def loop_summary(*, session: AsyncSession, project_id: uuid.UUID) -> dict[
                 "platform": post.platform,
                 "status": post.status,
                 "title": _title(post),
-                "published_at": _iso(post.published_at),
+                "published_at": iso(post.published_at),
                 "metrics": None
                 if latest is None
                 else {
@@ -433,7 +428,7 @@ async def loop_summary(*, session: AsyncSession, project_id: uuid.UUID) -> dict[
                     "comments": latest.comments,
                     "shares": latest.shares,
                     "engagement": latest.engagement,
-                    "captured_at": _iso(latest.captured_at),
+                    "captured_at": iso(latest.captured_at),
                 },
             }
         )

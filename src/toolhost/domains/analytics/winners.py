@@ -14,7 +14,7 @@ import statistics
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,6 +26,8 @@ from toolhost.domains.analytics import metrics
 from toolhost.domains.analytics.insights import hook_of
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.domains.ideation.models import SwipeItem
+from toolhost.platform.dates import as_utc, iso
+from toolhost.providers import platforms as social_platforms
 
 # Catalogue hook types (§5), tried in this order; the first family whose words appear wins.
 HOOK_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -59,18 +61,6 @@ TRIGGERS: dict[str, re.Pattern[str]] = {
 }
 CTA = re.compile(r"\b(comment|share|follow|subscribe|sign up|join|download|click|save|try|book|dm)\b", re.IGNORECASE)
 VISUAL_PATTERNS = {"VIDEO": "video", "IMAGE": "single image", "CAROUSEL_ALBUM": "carousel"}
-HOSTS = {
-    "youtube.com": "youtube",
-    "youtu.be": "youtube",
-    "tiktok.com": "tiktok",
-    "instagram.com": "instagram",
-    "twitter.com": "twitter",
-    "x.com": "twitter",
-    "linkedin.com": "linkedin",
-    "facebook.com": "facebook",
-    "threads.net": "threads",
-    "bsky.app": "bluesky",
-}
 VIRAL_MULTIPLE = 10
 
 
@@ -99,26 +89,15 @@ class Candidate:
     group_size: int = 0
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return _aware(moment).astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def _velocity(views: int, published_at: datetime, now: datetime) -> float:
-    hours = max((now - _aware(published_at)).total_seconds() / 3600, 1.0)
+    hours = max((now - as_utc(published_at)).total_seconds() / 3600, 1.0)
     return round(views / hours, 2)
 
 
 def platform_of_url(url: str | None) -> str:
     """The network a swipe item's URL belongs to, or `web`."""
     host = (urlsplit(url).hostname or "").lower() if url else ""
-    for domain, name in HOSTS.items():
-        if host == domain or host.endswith("." + domain):
-            return name
-    return "web"
+    return social_platforms.platform_of_host(host) or "web"
 
 
 def hook_type(hook: str) -> str | None:
@@ -328,5 +307,5 @@ async def find(
         (candidate for candidate in (*posts, *swipe) if candidate.qa_score >= min_qa_score),
         key=lambda candidate: (-candidate.qa_score, -candidate.velocity_vph, candidate.id),
     )
-    scanned_at = _iso(now)
+    scanned_at = iso(now)
     return [_winner(candidate, scanned_at) for candidate in winners[:limit]]

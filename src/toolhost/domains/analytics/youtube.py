@@ -97,7 +97,7 @@ async def fetch(*, ctx: ToolContext, args: FetchYoutubeAnalyticsIn) -> FetchYout
     vault = TokenVault(ctx.settings.secret_key)
     session = accounts_service.session_of(account, vault)
     root = ctx.settings.distribution.connectors.youtube_analytics_url.rstrip("/")
-    base = {"ids": "channel==MINE", "startDate": args.start_date, "endDate": args.end_date}
+    base = {"ids": "channel==MINE", "startDate": args.start_date.isoformat(), "endDate": args.end_date.isoformat()}
 
     async def report(**query: Any) -> list[dict[str, Any]]:
         # The connector's authorised read (token refresh, upstream errors) serves both Google APIs.

@@ -21,6 +21,7 @@ from toolhost.domains.approvals.schemas import (
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.schemas import SubmitContentPlanForApprovalIn, SubmitContentPlanForApprovalOut
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import iso
 from toolhost.platform.registry import object_lookup, tool
 
 object_lookup("approval_id", service.project_of_approval)
@@ -40,11 +41,6 @@ async def submit_content_plan_for_approval(
     return SubmitContentPlanForApprovalOut(plan_id=str(plan.id), approvals_created=created, status=plan.status)
 
 
-def _iso(item: ApprovalItem, name: str) -> str | None:
-    value = getattr(item, name)
-    return planning_service.iso(value) if value is not None else None
-
-
 def full_item(item: ApprovalItem) -> ApprovalItemOut:
     """An item as the approval tools show it."""
     return ApprovalItemOut(
@@ -54,13 +50,13 @@ def full_item(item: ApprovalItem) -> ApprovalItemOut:
         project_id=str(item.project_id),
         status=item.status,
         reason=item.reason,
-        decided_at=_iso(item, "decided_at"),
+        decided_at=iso(item.decided_at),
         decided_by=item.decided_by,
         auto_approved=item.auto_approved,
         original_post=item.original_post,
         edited_post=item.edited_post,
-        created_at=planning_service.iso(item.created_at),
-        updated_at=planning_service.iso(item.updated_at),
+        created_at=iso(item.created_at),
+        updated_at=iso(item.updated_at),
     )
 
 
@@ -84,7 +80,7 @@ async def create_plan_approvals(ctx: ToolContext, args: CreatePlanApprovalsIn) -
                 plan_id=str(item.plan_id),
                 post_id=item.post_id,
                 status=item.status,
-                created_at=planning_service.iso(item.created_at),
+                created_at=iso(item.created_at),
             )
             for item in items
         ],
@@ -121,7 +117,7 @@ async def respond_plan_approval(ctx: ToolContext, args: RespondPlanApprovalIn) -
         post_id=item.post_id,
         status=item.status,
         reason=item.reason,
-        decided_at=_iso(item, "decided_at"),
+        decided_at=iso(item.decided_at),
         decided_by=item.decided_by,
         original_post=item.original_post,
         edited_post=item.edited_post,

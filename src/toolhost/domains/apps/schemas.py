@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from toolhost.domains.apps import ui
-from toolhost.platform.fields import DateStr, SocialPlatform, UUIDStr
+from toolhost.platform.fields import CalendarDate, SocialPlatform, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 
@@ -16,19 +15,9 @@ class OpenContentCalendarIn(ToolInput):
     """Which project and week to show."""
 
     project_id: UUIDStr | None = None
-    start_date: DateStr | None = Field(
+    start_date: CalendarDate | None = Field(
         default=None, description="First day of the 7-day window; = this UTC week's Monday."
     )
-
-    @field_validator("start_date")
-    @classmethod
-    def _real_date(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                date.fromisoformat(value)
-            except ValueError:
-                raise ValueError("not a real date") from None
-        return value
 
 
 class CalendarPost(ToolOutput):

@@ -17,8 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import metrics
 from toolhost.domains.analytics.metrics import engagement_rate
-from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.distribution.models import Post
+from toolhost.platform.dates import iso
 
 CALENDAR_STATUSES = ("draft", "pending", "scheduled", "published")
 CALENDAR_DAYS = 7
@@ -71,9 +71,9 @@ async def calendar(*, session: AsyncSession, project_id: uuid.UUID, start_date: 
             "status": post.status,
             "title": post.title,
             "external_post_id": post.external_post_id,
-            "published_at": distribution_service.iso(post.published_at),
-            "scheduled_at": distribution_service.iso(post.scheduled_at),
-            "created_at": distribution_service.iso(post.created_at),
+            "published_at": iso(post.published_at),
+            "scheduled_at": iso(post.scheduled_at),
+            "created_at": iso(post.created_at),
             "error": post.error,
         }
         for post in posts[:CALENDAR_LIMIT]
@@ -127,8 +127,8 @@ async def pulse(*, session: AsyncSession, project_id: uuid.UUID, platform: str |
                 "comments": item.latest.comments if item.latest else 0,
                 "shares": item.latest.shares if item.latest else 0,
                 "engagement_rate": engagement_rate(item.engagement, item.views),
-                "captured_at": distribution_service.iso(item.latest.captured_at) if item.latest else None,
-                "published_at": distribution_service.iso(item.post.published_at),
+                "captured_at": iso(item.latest.captured_at) if item.latest else None,
+                "published_at": iso(item.post.published_at),
             }
             for item in ranked[:PULSE_POSTS]
         ],

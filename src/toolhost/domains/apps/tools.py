@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 from toolhost.db.base import utcnow
 from toolhost.domains.apps import service
 from toolhost.domains.apps.schemas import (
@@ -33,7 +31,7 @@ async def open_content_calendar(ctx: ToolContext, args: OpenContentCalendarIn) -
     never overwrites a newer change) or schedule a new one (schedule_post); the same view is the web page
     /app/calendar. To read posts as data only, list_recent_posts is enough.
     """
-    start = date.fromisoformat(args.start_date) if args.start_date else service.week_start(utcnow().date())
+    start = args.start_date or service.week_start(utcnow().date())
     posts = await service.calendar(session=ctx.session, project_id=ctx.project_id, start_date=start)
     return OpenContentCalendarOut.model_validate(
         {

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from toolhost.platform.fields import SOCIAL_PLATFORMS
 from toolhost.platform.redaction import redact
 
 View = Literal["calendar", "analytics"]
@@ -22,7 +23,6 @@ RESOURCE_URIS: dict[View, str] = {
 }
 TOOLS: dict[View, str] = {"calendar": "open_content_calendar", "analytics": "open_analytics_pulse"}
 TITLES: dict[View, str] = {"calendar": "Content calendar", "analytics": "Analytics pulse"}
-PLATFORMS = ("youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon")
 
 ASSETS = Path(__file__).parent / "assets"
 # Inlined into every document: an MCP host's sandbox may allow no other origin, not even toolhost's.
@@ -49,7 +49,7 @@ def document(view: View, payload: dict[str, Any] | None, *, nonce: str | None = 
     boot = {
         "view": view,
         "tool": TOOLS[view],
-        "platforms": list(PLATFORMS),
+        "platforms": list(SOCIAL_PLATFORMS),
         "payload": redact(payload) if payload is not None else None,
     }
     return DOCUMENT.format(

@@ -9,12 +9,9 @@ from functools import lru_cache
 from typing import Any
 
 from toolhost.domains.brand.claims import Evidence, build_evidence
-from toolhost.domains.brand.text_analysis import (
-    content_stems,
-    stem,
-    term_pattern,
-)
+from toolhost.domains.brand.text_analysis import term_pattern
 from toolhost.domains.brand.voice_model import VoiceTargets, build_targets
+from toolhost.providers.text.analysis import content_stems, stem
 
 JARGON = frozenset(
     stem(word)

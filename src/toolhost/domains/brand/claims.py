@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from toolhost.domains.brand.text_analysis import content_stems, sentences
+from toolhost.providers.text.analysis import content_stems, sentences
 
 CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("percentage", "high", re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|percent\b)", re.IGNORECASE)),

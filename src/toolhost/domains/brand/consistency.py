@@ -13,10 +13,8 @@ from toolhost.domains.brand import dimensions as scorers
 from toolhost.domains.brand.brand_model import compile_brand
 from toolhost.domains.brand.claims import Claim, find_claims
 from toolhost.domains.brand.dimensions import Dimension, Issue
-from toolhost.domains.brand.text_analysis import (
-    content_stems,
-    measure_voice,
-)
+from toolhost.domains.brand.text_analysis import measure_voice
+from toolhost.providers.text.analysis import content_stems
 
 WEIGHTS: dict[str, float] = {
     "toneAlignment": 0.17,

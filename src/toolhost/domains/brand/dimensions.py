@@ -26,12 +26,10 @@ from toolhost.domains.brand.text_analysis import (
     NEGATIVE,
     OVERCLAIM,
     URGENCY,
-    WORD,
     VoiceSignals,
     find_term,
-    sentences,
-    stem,
 )
+from toolhost.providers.text.analysis import WORD, sentences, stem
 
 NEUTRAL = 70.0  # the score of a dimension the profile gives nothing to judge by
 NO_CLAIMS = 75.0  # nothing to verify is fine, citing the brand's own proof points is better

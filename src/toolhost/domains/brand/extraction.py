@@ -15,7 +15,9 @@ from PIL import Image, UnidentifiedImageError
 from toolhost.domains.brand import css_extract, html_extract
 from toolhost.domains.brand.colors import WeightedColor, assign_roles, chroma, to_hex
 from toolhost.domains.brand.text_analysis import VoiceSignals, measure_voice
+from toolhost.platform.dates import iso
 from toolhost.platform.results import UpstreamFailed, ValidationFailed
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.fetch import Fetcher
 
 PAGE_BYTES = 5 * 1024 * 1024
@@ -24,19 +26,6 @@ LOGO_BYTES = 2 * 1024 * 1024
 MAX_SUBPAGES = 4
 MAX_STYLESHEETS = 6
 KEYWORD_TEXT_LIMIT = 60_000
-HANDLE_ALIASES = {
-    "instagram": "https://instagram.com/{}",
-    "ig": "https://instagram.com/{}",
-    "insta": "https://instagram.com/{}",
-    "tiktok": "https://tiktok.com/@{}",
-    "tt": "https://tiktok.com/@{}",
-    "twitter": "https://x.com/{}",
-    "x": "https://x.com/{}",
-    "linkedin": "https://linkedin.com/company/{}",
-    "li": "https://linkedin.com/company/{}",
-    "youtube": "https://youtube.com/@{}",
-    "yt": "https://youtube.com/@{}",
-}
 UNICODE_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 
@@ -54,8 +43,9 @@ def resolve_url(raw: str) -> str:
     """A full URL from `url`: itself, or a `platform:handle` alias; a bare handle is a validation_error."""
     value = raw.strip().translate(UNICODE_DOTS)
     alias = re.match(r"^([a-z]+):@?([\w.\-]{1,100})$", value, re.IGNORECASE)
-    if alias and alias.group(1).lower() in HANDLE_ALIASES:
-        return HANDLE_ALIASES[alias.group(1).lower()].format(alias.group(2))
+    profile = social_platforms.profile_url(alias.group(1), alias.group(2)) if alias else None
+    if profile is not None:
+        return profile
     if not re.match(r"^https?://", value, re.IGNORECASE):
         host = value.lstrip("@").split("/", 1)[0]
         if "." not in host:
@@ -304,7 +294,7 @@ def build_draft(sources: Sources, extra_color: str | None, text_only: str | None
         "pages_failed": sources.failed,
         "stylesheets_read": len(sources.stylesheets),
         "overall_confidence": overall,
-        "extracted_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "extracted_at": iso(datetime.now(UTC)),
     }
     return {
         "brandName": name,

@@ -9,7 +9,7 @@ from urllib.parse import urljoin, urlsplit
 
 from toolhost.domains.brand.claims import CLAIM_PATTERNS
 from toolhost.domains.brand.colors import to_hex
-from toolhost.domains.brand.text_analysis import WORD, sentences
+from toolhost.providers.text.analysis import WORD, sentences
 
 if TYPE_CHECKING:
     from selectolax.lexbor import LexborHTMLParser as HTMLParser

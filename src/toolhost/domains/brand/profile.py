@@ -8,6 +8,7 @@ from typing import Any
 from toolhost.domains.brand.colors import PALETTE_SLOTS, to_hex
 from toolhost.platform.fields import SOCIAL_PLATFORMS
 from toolhost.platform.results import ValidationFailed
+from toolhost.providers import platforms as social_platforms
 
 LIST_SPLIT = re.compile(r"[,;\n]")
 QUOTED_TOKEN = re.compile(r"[\"\u201c\u2018']([^\"\u201d\u2019']{2,40})[\"\u201d\u2019']")
@@ -132,7 +133,7 @@ def platform_overrides(value: Any) -> dict[str, dict[str, Any]]:
     """Per-platform voice overrides for the nine platforms ("x" is twitter)."""
     result: dict[str, dict[str, Any]] = {}
     for platform, override in _mapping(value).items():
-        key = "twitter" if str(platform).lower() == "x" else str(platform).lower()
+        key = social_platforms.canonical_name(str(platform))
         if key not in SOCIAL_PLATFORMS or not isinstance(override, dict):
             continue
         result[key] = {

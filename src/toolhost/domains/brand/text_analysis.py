@@ -1,40 +1,19 @@
-"""Measuring text: words, stems, sentences and the voice signals that extraction and consistency share."""
+"""The voice signals that brand extraction and consistency share, and finding a brand's terms in a text; the
+words, stems, sentences and syllables they count come from providers.text.analysis."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache, lru_cache
 
-import pyphen
+from toolhost.providers.text.analysis import TOKEN, WORD, reading_grade, sentences, stem, syllables, words
 
-WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'\u2019-]*[A-Za-z\u00C0-\u024F]|[A-Za-z]")
-TOKEN = re.compile(r"[A-Za-z\u00C0-\u024F0-9][A-Za-z\u00C0-\u024F0-9'\u2019]*")
-SENTENCE = re.compile(r"[^.!?\u2026\n]+(?:[.!?\u2026]+[\"'\u201d\u2019)]*|\n|$)")
 EMOJI = re.compile(
     "[\U0001f300-\U0001faff\U0001f000-\U0001f2ff\u2600-\u27bf\u2b50\u2b55\u2b1b\u2b1c\u2934\u2935\u3030\u303d]"
 )
 CONTRACTION = re.compile(r"\b\w+(?:'|\u2019)(?:s|re|ve|ll|d|m|t)\b", re.IGNORECASE)
 ALL_CAPS = re.compile(r"\b[A-Z]{4,}\b")
 HASHTAG = re.compile(r"(?<!\w)#\w+")
-
-STOPWORDS = frozenset(
-    """
-        a about above after again against all also am an and any are aren't as at be because been before
-        being below between both but by can cannot could did do does doing don't down during each few for
-        from further get gets got had has have having he her here hers herself him himself his how i if in
-        into is it it's its itself just let like make makes made me more most much must my myself no nor not
-        now of off on once one only or other our ours ourselves out over own same she should so some such
-        than that that's the their theirs them themselves then there these they this those through to too
-        under until up upon us very was we were what when where which while who whom why will with would you
-        your yours yourself yourselves you're we're we've they're isn't it's can't won't really every way
-        ways thing things something anything get got go goes going want wants need needs use using used new
-        one two three first next last many lot lots even still yet back well also via per day days today
-        week time year years see know think take takes help helps keep keeps give gives put say says said
-        look looking come comes
-        """.split()  # noqa: SIM905 - a word list reads better as words
-)
 
 SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd"})
 FIRST_PLURAL = frozenset({"we", "our", "ours", "us", "ourselves", "we're", "we've", "we'll", "we'd"})
@@ -86,91 +65,6 @@ NEGATIVE = frozenset(
         stupid lazy ashamed shame gambling panic doomed ruin ruined sluggish pathetic failure hate
         """.split()  # noqa: SIM905 - a word list reads better as words
 )
-
-_SUFFIXES = (
-    "ational",
-    "ization",
-    "fulness",
-    "ousness",
-    "iveness",
-    "ingly",
-    "edly",
-    "ments",
-    "ment",
-    "ings",
-    "ing",
-    "ies",
-    "ied",
-    "ers",
-    "er",
-    "ed",
-    "ly",
-    "es",
-    "s",
-)
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A light suffix-stripping stem, enough to match inflections ("guarantees", "guaranteed")."""
-    word = word.lower().replace("\u2019", "'")
-    if word.endswith("'s"):
-        word = word[:-2]
-    if len(word) <= 3:
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            if suffix in ("ies", "ied"):
-                base += "y"
-            elif suffix == "s" and word.endswith("ss"):
-                return word
-            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
-                base = base[:-1]  # running -> run, stopped -> stop
-            word = base
-            break
-    return word.rstrip("e") if len(word) > 4 else word
-
-
-def words(text: str) -> list[str]:
-    """The words of a text, lower-case, curly apostrophes straightened."""
-    return [match.group(0).lower().replace("\u2019", "'") for match in WORD.finditer(text)]
-
-
-def content_stems(text: str) -> list[str]:
-    """Stems of the words that carry meaning (no stopwords, no one- or two-letter words)."""
-    return [stem(word) for word in words(text) if len(word) > 2 and word not in STOPWORDS]
-
-
-def stem_set(texts: Iterable[str]) -> set[str]:
-    """Every content stem of several texts."""
-    result: set[str] = set()
-    for text in texts:
-        result.update(content_stems(text))
-    return result
-
-
-def sentences(text: str) -> list[tuple[int, int]]:
-    """Spans (start, end) of the sentences of a text, lines and end marks both closing one."""
-    spans = []
-    for match in SENTENCE.finditer(text):
-        chunk = match.group(0)
-        if chunk.strip() and WORD.search(chunk):
-            start = match.start() + (len(chunk) - len(chunk.lstrip()))
-            spans.append((start, match.start() + len(chunk.rstrip())))
-    return spans
-
-
-@cache
-def _hyphenator() -> pyphen.Pyphen:
-    """The en_US hyphenation dictionary, read on first use: it holds ~3.5 MB that an idle server does not need."""
-    return pyphen.Pyphen(lang="en_US")
-
-
-@lru_cache(maxsize=65536)
-def syllables(word: str) -> int:
-    """Syllables of a word from the hyphenation dictionary (what textstat falls back on)."""
-    return len(_hyphenator().positions(word)) + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +124,7 @@ def measure_voice(text: str) -> VoiceSignals:
     letters = sum(len(token) for token in tokens)
     long_words = sum(1 for token in tokens if len(token) >= 7)
     syllable_total = sum(syllables(token) for token in tokens)
-    grade = 0.39 * (len(tokens) / sentence_count) + 11.8 * (syllable_total / count) - 15.59 if tokens else 0.0
+    grade = reading_grade(word_count=len(tokens), sentence_count=sentence_count, syllable_count=syllable_total)
     lowered = text.lower()
     exclamations = sum(1 for start, end in spans if "!" in text[start:end])
     questions = sum(1 for start, end in spans if "?" in text[start:end])

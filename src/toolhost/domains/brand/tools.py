@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from toolhost.domains.brand import service
-from toolhost.domains.brand.models import BrandProfileVersion
 from toolhost.domains.brand.schemas import (
     AuditBrandColorsIn,
     AuditBrandColorsOut,
@@ -27,11 +26,8 @@ from toolhost.domains.brand.schemas import (
     UpdatePlatformVoiceOut,
 )
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import iso
 from toolhost.platform.registry import tool
-
-
-def _iso(row: BrandProfileVersion) -> str:
-    return row.created_at.isoformat().replace("+00:00", "Z")
 
 
 @tool(
@@ -71,7 +67,7 @@ async def get_brand_profile(ctx: ToolContext, args: GetBrandProfileIn) -> GetBra
         brand_context=row.brand_context,
         profile_data=row.profile_data,
         version=row.version,
-        updated_at=_iso(row),
+        updated_at=iso(row.created_at),
         extraction_method=row.extraction_method,
         extraction_metadata=row.extraction_metadata,
         source_url=row.source_url,
@@ -98,7 +94,7 @@ async def save_brand_profile(ctx: ToolContext, args: SaveBrandProfileIn) -> Save
         extraction_metadata=args.extraction_metadata,
     )
     return SaveBrandProfileOut(
-        success=True, profile_id=str(row.id), version=row.version, updated_at=_iso(row), changed=changed
+        success=True, profile_id=str(row.id), version=row.version, updated_at=iso(row.created_at), changed=changed
     )
 
 

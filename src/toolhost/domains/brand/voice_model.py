@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from toolhost.domains.brand.text_analysis import stem, words
+from toolhost.providers.text.analysis import stem, words
 
 # Feature -> (default low, default high, tolerance scale, weight). Rates are per 100 words, except
 # exclamation (share of sentences) and formality (0-1). The defaults fit most brands' copy.

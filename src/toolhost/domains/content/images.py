@@ -19,6 +19,7 @@ from PIL import Image, ImageDraw
 
 from toolhost.providers import graphics
 from toolhost.providers.graphics import BrandLook, FontType, Rgb
+from toolhost.providers.text import analysis
 
 Layout = Literal["quote", "stat", "list", "announcement", "headline"]
 
@@ -44,13 +45,6 @@ ANNOUNCE_MARKERS = re.compile(
     re.IGNORECASE,
 )
 QUOTE_MARKERS = re.compile(r"\b(?:quote|testimonial|said|says)\b", re.IGNORECASE)
-STOPWORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "a an the and or but of for to in on at by with from into about as is are was were be been this that these "
-        "those it its our your their we you they i my me us them will can how what why when who which not no do does",
-    )
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,11 +134,11 @@ def _list_parts(prompt: str, body: str) -> tuple[str, list[str]]:
 
 def _emphasis(headline: str, body: str, figure: str | None) -> frozenset[str]:
     """Up to three headline words to set in the accent colour: figures, then the prompt's most repeated terms."""
-    candidates = [word for word in _words(headline) if word.strip(".,").lower() not in STOPWORDS]
+    candidates = [word for word in _words(headline) if word.strip(".,").lower() not in analysis.STOPWORDS]
     counts: dict[str, int] = {}
     for word in _words(body.lower()):
         key = word.strip(".,")
-        if key and key not in STOPWORDS:
+        if key and key not in analysis.STOPWORDS:
             counts[key] = counts.get(key, 0) + 1
     chosen: list[str] = []
     for word in candidates:

@@ -8,7 +8,7 @@ from pydantic import Field, StringConstraints
 
 from toolhost.platform.fields import SocialPlatform, TextFormat, Url, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
-from toolhost.providers.text.platforms import rules_for
+from toolhost.providers.platforms import rules_for
 
 ContentType = Literal["script", "caption", "blog", "hook"]
 HookFamily = Literal["curiosity", "authority", "pain_point", "contrarian", "data_driven"]

@@ -16,6 +16,8 @@ from toolhost.db.session import end_unit_of_work
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content import layouts
 from toolhost.domains.content.models import ContentRecord
+from toolhost.platform.dates import iso
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.text import provider_for, select_model, without_blocked_terms
 from toolhost.providers.text.base import (
     AdaptRequest,
@@ -70,7 +72,7 @@ async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days
         "winningPatterns": {"hookTypes": [], "contentFormats": [], "ctaStyles": []},
         "topHooks": [],
         "insightsCount": 0,
-        "generatedAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "generatedAt": iso(datetime.now(UTC)),
     }
 
 
@@ -316,7 +318,7 @@ async def carousel(
 ) -> tuple[ContentRecord, list[dict[str, Any]], str]:
     """generate_carousel: slide text for the template, stored. Returns (record, slides, style)."""
     resolved_style = style or ("hormozi" if template_id == "hormozi-authority" else "professional")
-    rules_platform = "twitter" if platform == "x" else platform
+    rules_platform = social_platforms.canonical_name(platform) if platform else platform
     chosen = select_model(settings, None)
     brand = await load_brand(session, project_id, tone)
     provider = provider_for(settings, chosen)

@@ -16,6 +16,7 @@ from toolhost.db.base import utcnow
 from toolhost.domains.distribution.models import ConnectedAccount, ConnectionLink
 from toolhost.platform.fields import CONNECTION_PLATFORMS
 from toolhost.platform.results import NotFound, ValidationFailed
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.connectors.base import AccountSession, ConnectResult
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
@@ -25,17 +26,6 @@ if TYPE_CHECKING:
 
 USABLE = ("active", "expires_soon")
 EXPIRY_WARNING = timedelta(days=7)
-DISPLAY_NAMES = {
-    "youtube": "YouTube",
-    "tiktok": "TikTok",
-    "instagram": "Instagram",
-    "twitter": "Twitter",
-    "linkedin": "LinkedIn",
-    "facebook": "Facebook",
-    "threads": "Threads",
-    "bluesky": "Bluesky",
-    "mastodon": "Mastodon",
-}
 
 
 def effective_status(account: ConnectedAccount, now: datetime | None = None) -> str:
@@ -57,8 +47,7 @@ def is_usable(account: ConnectedAccount) -> bool:
 
 def canonical_platform(platform: str) -> str:
     """x and twitter are one platform for routing."""
-    platform = platform.strip().lower()
-    return "twitter" if platform == "x" else platform
+    return social_platforms.canonical_name(platform)
 
 
 def session_of(account: ConnectedAccount, vault: TokenVault) -> AccountSession:

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from toolhost.config import load_settings
-from toolhost.db.session import create_engine, create_session_factory
+from toolhost.db.session import standalone_session
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.platform.models import Project
 from toolhost.platform.results import ToolError
@@ -24,22 +24,18 @@ async def _add(
     project_id: uuid.UUID, platform: str, connector: str, fields: dict[str, str]
 ) -> tuple[str, dict[str, str]]:
     settings = load_settings()
-    engine = create_engine(settings.database_url)
-    try:
-        async with create_session_factory(engine)() as session, session.begin():
-            if await session.get(Project, project_id) is None:
-                raise typer.BadParameter(f"no project {project_id}", param_hint="--project")
-            account, shown = await accounts_service.create(
-                session=session,
-                settings=settings,
-                project_id=project_id,
-                platform=platform,
-                connector_name=connector,
-                fields=fields,
-            )
-            return str(account.id), shown
-    finally:
-        await engine.dispose()
+    async with standalone_session(settings.database_url) as session, session.begin():
+        if await session.get(Project, project_id) is None:
+            raise typer.BadParameter(f"no project {project_id}", param_hint="--project")
+        account, shown = await accounts_service.create(
+            session=session,
+            settings=settings,
+            project_id=project_id,
+            platform=platform,
+            connector_name=connector,
+            fields=fields,
+        )
+        return str(account.id), shown
 
 
 @app.command("add")
@@ -91,25 +87,20 @@ def list_accounts(
     """Lists a project's connected accounts (never their tokens)."""
 
     async def main() -> list[tuple[str, str, str, str, str]]:
-        settings = load_settings()
-        engine = create_engine(settings.database_url)
-        try:
-            async with create_session_factory(engine)() as session:
-                found = await accounts_service.list_for_project(
-                    session=session, project_id=uuid.UUID(project), include_all=include_all
+        async with standalone_session(load_settings().database_url) as session:
+            found = await accounts_service.list_for_project(
+                session=session, project_id=uuid.UUID(project), include_all=include_all
+            )
+            return [
+                (
+                    str(account.id),
+                    account.platform,
+                    account.connector,
+                    account.username or "-",
+                    accounts_service.effective_status(account),
                 )
-                return [
-                    (
-                        str(account.id),
-                        account.platform,
-                        account.connector,
-                        account.username or "-",
-                        accounts_service.effective_status(account),
-                    )
-                    for account in found
-                ]
-        finally:
-            await engine.dispose()
+                for account in found
+            ]
 
     for row in asyncio.run(main()):
         console.print("  ".join(row), soft_wrap=True)

@@ -17,14 +17,16 @@ from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.distribution import accounts as accounts_service
-from toolhost.domains.distribution import rules, service, slots
+from toolhost.domains.distribution import service, slots
 from toolhost.domains.distribution.accounts import canonical_platform
 from toolhost.domains.distribution.models import Post
 from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality import service as quality_service
 from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
+from toolhost.platform.dates import iso
 from toolhost.platform.results import BillingFailed, Conflict, NotFound, ToolError, ValidationFailed
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext
 
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 26
 OVERLAY_FIELDS = ("caption", "title", "platform", "media_url", "schedule_at", "hashtags")
-PLATFORM_NAMES = frozenset(rules.CAPTION_LIMITS)
 GIVEN_TIME = "_given_schedule_at"
 
 
@@ -174,7 +175,7 @@ async def schedule(
     candidates: list[dict[str, Any]] = []
     for post in eligible:
         platform = canonical_platform(str(post.get("platform") or ""))
-        if platform not in PLATFORM_NAMES:
+        if platform not in social_platforms.RULES:
             results.append(_failure(post, f"unknown platform {post.get('platform')!r}", "platform_policy"))
             continue
         # The idempotency key uses the time the plan gave, not an auto-assigned slot: a repeat of the call
@@ -203,7 +204,7 @@ async def schedule(
                 continue
             slot = planner.pick(post["platform"])
             if slot is not None:
-                post["schedule_at"] = service.iso(slot.moment)
+                post["schedule_at"] = iso(slot.moment)
 
     # (4) Quality gate per post, for its own platform, with the project's brand: its avoid patterns and
     # banned terms are blocked terms.

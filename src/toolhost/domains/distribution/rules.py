@@ -9,24 +9,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolhost.db.base import utcnow
+from toolhost.platform.dates import parse_iso
 from toolhost.platform.results import ValidationFailed
+from toolhost.providers import platforms as social_platforms
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
     from toolhost.domains.media.service import ResolvedMedia
 
-CAPTION_LIMITS = {
-    "twitter": 280,
-    "threads": 500,
-    "bluesky": 300,
-    "mastodon": 500,
-    "instagram": 2_200,
-    "tiktok": 4_000,
-    "youtube": 5_000,
-    "linkedin": 3_000,
-    "facebook": 63_206,
-}
-NEEDS_MEDIA = ("instagram", "tiktok", "youtube")
 VIDEO_EXTENSIONS = {"mp4", "mov", "m4v", "webm", "avi", "mkv", "mpeg", "mpg"}
 IMAGE_EXTENSIONS = {"jpg", "jpeg", "png", "webp", "gif", "avif", "heic"}
 
@@ -34,7 +24,7 @@ IMAGE_EXTENSIONS = {"jpg", "jpeg", "png", "webp", "gif", "avif", "heic"}
 def parse_datetime(value: str, path: str) -> datetime:
     """An ISO-8601 datetime with an offset (Z allowed), as UTC; anything else is validation_error."""
     try:
-        moment = datetime.fromisoformat(value.strip().replace("z", "Z").replace("Z", "+00:00"))
+        moment = parse_iso(value)
     except ValueError as error:
         raise ValidationFailed(
             f"{path} is not an ISO-8601 datetime",
@@ -140,10 +130,11 @@ def check_platform_rules(
     metadata: dict[str, Any],
 ) -> None:
     """Caption limits, required media and titles, TikTok's privacy rules (CATALOG.md §1.5, §10)."""
-    too_long = [platform for platform in platforms if len(text) > CAPTION_LIMITS[platform]]
+    too_long = [platform for platform in platforms if len(text) > social_platforms.RULES[platform].caption_limit]
     if too_long:
         raise ValidationFailed(
-            "the caption is over the limit of " + ", ".join(f"{p} ({CAPTION_LIMITS[p]})" for p in too_long),
+            "the caption is over the limit of "
+            + ", ".join(f"{p} ({social_platforms.RULES[p].caption_limit})" for p in too_long),
             field_errors=[{"path": "caption", "message": f"too long for {', '.join(too_long)}"}],
         )
     if media_type == "CAROUSEL_ALBUM" and not 2 <= media_count <= 10:
@@ -151,7 +142,9 @@ def check_platform_rules(
             "CAROUSEL_ALBUM needs 2 to 10 media items",
             field_errors=[{"path": "media_type", "message": "needs 2-10 items"}],
         )
-    missing_media = [platform for platform in platforms if platform in NEEDS_MEDIA and media_count == 0]
+    missing_media = [
+        platform for platform in platforms if social_platforms.RULES[platform].needs_media and media_count == 0
+    ]
     if missing_media:
         raise ValidationFailed(
             f"{', '.join(missing_media)} need media to publish",

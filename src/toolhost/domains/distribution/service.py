@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
@@ -18,12 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import idempotency, rules
-from toolhost.domains.distribution.accounts import DISPLAY_NAMES
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.domains.media import service as media_service
 from toolhost.platform import jobs as platform_jobs
+from toolhost.platform.dates import iso
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
@@ -32,11 +33,6 @@ if TYPE_CHECKING:
 ACTIVE = ("draft", "pending", "scheduled")
 CANCELLABLE = ("draft", "pending", "scheduled")
 RESCHEDULABLE = ("pending", "scheduled")
-
-
-def iso(moment: datetime | None) -> str | None:
-    """UTC ISO-8601 with Z."""
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z") if moment else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,7 +447,7 @@ async def schedule(
     )
     answer = idempotency.ScheduledPosts(
         posts={
-            DISPLAY_NAMES[platform]: idempotency.PlatformPost(post_id=post.id, job_id=job.id)
+            social_platforms.RULES[platform].display_name: idempotency.PlatformPost(post_id=post.id, job_id=job.id)
             for platform, (post, job) in created.items()
         },
         scheduled_at=iso(scheduled_at),

@@ -15,18 +15,8 @@ from toolhost.db.base import utcnow
 from toolhost.domains.distribution.models import ConnectorEvent, Post
 from toolhost.domains.distribution.rules import parse_datetime
 from toolhost.domains.distribution.service import ACTIVE
+from toolhost.providers import platforms as social_platforms
 
-PREFERRED_HOURS = {
-    "youtube": (14, 16, 18),
-    "tiktok": (10, 14, 18, 21),
-    "instagram": (11, 14, 17, 20),
-    "twitter": (9, 12, 15, 18),
-    "linkedin": (8, 10, 12, 17),
-    "facebook": (9, 13, 16, 19),
-    "threads": (11, 14, 17),
-    "bluesky": (10, 14, 18),
-    "mastodon": (9, 13, 17),
-}
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 MIDWEEK = (1, 2, 3)  # Tue-Thu
 WINDOW = timedelta(days=7)
@@ -181,7 +171,10 @@ async def planner(
     """A planner over the project's preferred (or learned) hours and its existing posts."""
     unique = list(dict.fromkeys(platforms))
     hours = {
-        platform: await learned_hours(session, project_id, platform) or PREFERRED_HOURS[platform] for platform in unique
+        platform: (
+            await learned_hours(session, project_id, platform) or social_platforms.RULES[platform].preferred_hours
+        )
+        for platform in unique
     }
     return SlotPlanner(
         start=start,

@@ -33,6 +33,7 @@ from toolhost.domains.distribution.schemas import (
 )
 from toolhost.platform import scopes
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import iso
 from toolhost.platform.registry import connected_accounts_probe, object_lookup, tool
 from toolhost.providers.fetch import Fetcher
 
@@ -135,8 +136,8 @@ async def reschedule_post(ctx: ToolContext, args: ReschedulePostIn) -> Reschedul
         success=True,
         post_id=str(moved.post_id),
         project_id=str(moved.project_id),
-        previous_scheduled_at=service.iso(moved.previous_scheduled_at),
-        scheduled_at=service.iso(moved.scheduled_at) or "",
+        previous_scheduled_at=iso(moved.previous_scheduled_at),
+        scheduled_at=iso(moved.scheduled_at) or "",
     )
 
 
@@ -198,9 +199,9 @@ async def list_recent_posts(ctx: ToolContext, args: ListRecentPostsIn) -> ListRe
                 status=post.status,
                 title=post.title,
                 external_post_id=post.external_post_id,
-                published_at=service.iso(post.published_at),
-                scheduled_at=service.iso(post.scheduled_at),
-                created_at=service.iso(post.created_at) or "",
+                published_at=iso(post.published_at),
+                scheduled_at=iso(post.scheduled_at),
+                created_at=iso(post.created_at) or "",
                 error=post.error,
             )
             for post in posts
@@ -228,9 +229,9 @@ async def list_connected_accounts(ctx: ToolContext, args: ListConnectedAccountsI
                     "status": account.status,
                     "effective_status": accounts_service.effective_status(account),
                     "username": account.username,
-                    "created_at": service.iso(account.created_at),
-                    "updated_at": service.iso(account.updated_at),
-                    "expires_at": service.iso(account.expires_at),
+                    "created_at": iso(account.created_at),
+                    "updated_at": iso(account.updated_at),
+                    "expires_at": iso(account.expires_at),
                     "has_refresh_token": account.has_refresh_token,
                     "project_id": str(account.project_id),
                 }
@@ -261,7 +262,7 @@ async def start_platform_connection(ctx: ToolContext, args: StartPlatformConnect
         platform=link.platform,
         project_id=str(ctx.project_id),
         deep_link=url,
-        expires_at=service.iso(link.expires_at) or "",
+        expires_at=iso(link.expires_at) or "",
         next_step=f"Open the link, finish the form, then call wait_for_connection with platform={link.platform}.",
     )
 
@@ -320,7 +321,7 @@ def _connected(platform: str, project_id: str, found: list[ConnectedAccount], at
             project_id=project_id,
             account_id=str(account.id),
             username=account.username,
-            connected_at=service.iso(account.created_at),
+            connected_at=iso(account.created_at),
             attempts=attempts,
         )
     return WaitForConnectionOut(
@@ -328,7 +329,7 @@ def _connected(platform: str, project_id: str, found: list[ConnectedAccount], at
         platform=platform,
         project_id=project_id,
         attempts=attempts,
-        accounts=[{"id": str(a.id), "username": a.username, "connected_at": service.iso(a.created_at)} for a in found],
+        accounts=[{"id": str(a.id), "username": a.username, "connected_at": iso(a.created_at)} for a in found],
         message=f"{len(found)} {platform} accounts are connected; pass the one you mean as account_id.",
     )
 
@@ -352,7 +353,7 @@ async def find_next_slots(ctx: ToolContext, args: FindNextSlotsIn) -> FindNextSl
         slots=[
             Slot(
                 platform=slot.platform,
-                datetime=service.iso(slot.moment) or "",
+                datetime=iso(slot.moment) or "",
                 day_of_week=slot.day_of_week,
                 hour=slot.moment.hour,
                 engagement_score=slot.score,

@@ -19,16 +19,13 @@ from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.models import SwipeItem, TrendCache
 from toolhost.domains.planning.models import ContentPlan
+from toolhost.platform.dates import as_utc, parse_iso
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext
 from toolhost.providers.text.compose import extract_topic
 
 CONTENT_TYPES = ("script", "caption", "blog", "hook")
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 # --- swipe file -------------------------------------------------------------------------------------------
@@ -111,8 +108,8 @@ async def fetch_trends(
     cached = await session.scalar(
         select(TrendCache).where(TrendCache.account_id == account_id, TrendCache.cache_key == key)
     )
-    if cached is not None and not force_refresh and _aware(cached.expires_at) > now:
-        return list(cached.trends), True, _aware(cached.expires_at)
+    if cached is not None and not force_refresh and as_utc(cached.expires_at) > now:
+        return list(cached.trends), True, as_utc(cached.expires_at)
     await end_unit_of_work(session)
     fetched = (await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)).ensure_success()
     if source == "rss":
@@ -143,9 +140,7 @@ async def fetch_trends(
                 "url": item.get("url"),
                 "title": item["title"],
                 "source": source,
-                "published_at": datetime.fromisoformat(item["publishedAt"].replace("Z", "+00:00"))
-                if item.get("publishedAt")
-                else None,
+                "published_at": parse_iso(item["publishedAt"]) if item.get("publishedAt") else None,
             }
             for item in found
         ],

@@ -6,7 +6,7 @@ find_winning_content ranks measured posts, so it lives with analytics (analytics
 from __future__ import annotations
 
 import functools
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from toolhost.domains.content import service as content_service
@@ -26,6 +26,7 @@ from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning import authoring
 from toolhost.domains.planning.schemas import PlanContentWeekIn, PlanContentWeekOut
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import as_utc, iso, parse_iso
 from toolhost.platform.registry import tool
 from toolhost.providers.fetch import Fetcher
 
@@ -62,7 +63,7 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
         source=args.source,
         category=args.category,
         cached=cached,
-        expiresAt=expires.isoformat().replace("+00:00", "Z"),
+        expiresAt=iso(expires),
         count=len(trends),
     )
 
@@ -144,10 +145,9 @@ def _moment(value: object) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return as_utc(parse_iso(value))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @tool(

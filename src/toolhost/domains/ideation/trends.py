@@ -10,22 +10,27 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin
 
+from toolhost.platform.dates import iso
 from toolhost.platform.results import ValidationFailed
-from toolhost.providers.text.compose import STOPWORDS
+from toolhost.providers.text import analysis
 
 FEED_ITEMS = 50
 PAGE_TOPICS = 25
 DESCRIPTION_CHARS = 500
 TAG = re.compile(r"<[^>]+>")
-WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]{2,}")
 
 
 def _plain(text: str) -> str:
     return " ".join(TAG.sub(" ", text or "").split())
 
 
+def _meaningful_words(text: str) -> list[str]:
+    """Words of three letters or more that are not stopwords: what two topics can share."""
+    return [word for word in analysis.words(text) if len(word) >= 3 and word not in analysis.STOPWORDS]
+
+
 def _terms(text: str) -> set[str]:
-    words = [word.lower() for word in WORD.findall(text) if word.lower() not in STOPWORDS]
+    words = _meaningful_words(text)
     return set(words) | {f"{first} {second}" for first, second in zip(words, words[1:], strict=False)}
 
 
@@ -89,7 +94,7 @@ def parse_feed(content: bytes, *, category: str) -> list[dict[str, Any]]:
         if entry.get("link"):
             item["url"] = str(entry["link"])[:2048]
         if moment is not None:
-            item["publishedAt"] = moment.isoformat().replace("+00:00", "Z")
+            item["publishedAt"] = iso(moment)
         thumbnail = (entry.get("media_thumbnail") or [{}])[0].get("url")
         if thumbnail:
             item["thumbnail"] = str(thumbnail)[:2048]
@@ -147,7 +152,7 @@ def keep_niche(items: list[dict[str, Any]], niche: str | None) -> list[dict[str,
     """Items whose title or description contains one of the niche's words."""
     if not niche:
         return items
-    words = {word.lower() for word in WORD.findall(niche) if word.lower() not in STOPWORDS}
+    words = set(_meaningful_words(niche))
     if not words:
         return items
     kept = []

@@ -29,6 +29,7 @@ from toolhost.domains.pipeline.schemas import RunContentPipelineIn
 from toolhost.domains.planning import authoring
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality import service as quality_service
+from toolhost.platform.dates import iso
 from toolhost.platform.results import BillingFailed, ToolError
 from toolhost.providers.fetch import Fetcher
 
@@ -314,7 +315,7 @@ async def _schedule(
             if slot is None:
                 outcome.error("schedule", f"{post_id}: no free slot in the 7 days from day {day}")
                 continue
-            when = distribution_service.iso(slot.moment)
+            when = iso(slot.moment)
         try:
             result = await _schedule_one(ctx, plan, post, str(when), routed[platform], fetcher)
         except BillingFailed:

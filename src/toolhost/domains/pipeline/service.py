@@ -21,16 +21,12 @@ from toolhost.domains.planning import authoring
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.domains.quality import service as quality_service
+from toolhost.platform.dates import iso
 from toolhost.platform.models import Account
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 
 INSIGHTS_FRESH = timedelta(days=7)
 FLAG_MARGIN = 5  # auto_approve_plan: a post within 5 points of the threshold is flagged, not rejected
-
-
-def iso(moment: datetime | None) -> str | None:
-    """UTC ISO-8601 with Z, or None."""
-    return planning_service.iso(moment) if moment is not None else None
 
 
 async def balance(session: AsyncSession, account_id: uuid.UUID) -> int:

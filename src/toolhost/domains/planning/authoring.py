@@ -16,6 +16,7 @@ from toolhost.domains.content import service as content_service
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform.results import NotFound, UpstreamFailed, ValidationFailed
+from toolhost.providers import platforms as social_platforms
 from toolhost.providers.text import provider_for, select_model, without_blocked_terms
 from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, PlanPostRequest
 from toolhost.providers.text.compose import clip, sentences
@@ -29,19 +30,6 @@ SOURCE_URL_CREDITS = 3
 SOURCE_CHARS = 2000
 SOURCE_ANGLES = 6
 SOURCE_ANGLE_CHARS = 120
-# CATALOG.md §7: media types per platform; a list alternates post by post.
-MEDIA_TYPES: dict[str, tuple[str, ...]] = {
-    "youtube": ("video",),
-    "tiktok": ("video",),
-    "instagram": ("carousel", "image"),
-    "linkedin": ("text-only", "carousel"),
-    "facebook": ("image",),
-    "twitter": ("text-only",),
-    "threads": ("text-only",),
-    "bluesky": ("text-only",),
-    "mastodon": ("text-only",),
-}
-VIDEO_PLATFORMS = frozenset({"youtube", "tiktok"})
 
 
 def plan_credits(source_url: str | None) -> int:
@@ -96,12 +84,12 @@ async def plan_week(
     platforms: list[str],
     posts_per_day: int,
     days: int,
-    start_date: str | None,
+    start_date: date | None,
     brand_voice: str | None,
     read_page: PageReader,
 ) -> ContentPlan:
     """plan_content_week: days × platforms × posts_per_day posts, rotated, stored as draft."""
-    start = date.fromisoformat(start_date) if start_date else (datetime.now(UTC) + timedelta(days=1)).date()
+    start = start_date or (datetime.now(UTC) + timedelta(days=1)).date()
     model = select_model(settings, None)
     provider = provider_for(settings, model)
     # With brand_voice the profile is not loaded (CATALOG.md §7): the voice stands alone.
@@ -124,7 +112,7 @@ async def plan_week(
         post_date = start + timedelta(days=day - 1)
         for platform in platforms:
             for index in range(1, posts_per_day + 1):
-                media_options = MEDIA_TYPES[platform]
+                media_options = social_platforms.RULES[platform].plan_media_types
                 media_type = media_options[(day + index) % len(media_options)]
                 family = HOOK_FAMILIES[counter % len(HOOK_FAMILIES)]
                 request = PlanPostRequest(
@@ -150,7 +138,7 @@ async def plan_week(
                     "day": day,
                     "date": post_date.isoformat(),
                     "platform": platform,
-                    "content_type": "script" if platform in VIDEO_PLATFORMS else "caption",
+                    "content_type": "script" if social_platforms.RULES[platform].video_first else "caption",
                     "caption": draft.caption,
                     "hashtags": draft.hashtags,
                     "hook": draft.hook,

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, ConfigDict, Field, StringConstraints
 
 from toolhost.platform.fields import (
+    CalendarDate,
     Confirm,
-    DateStr,
     Record,
     ShortText,
     SocialPlatform,
@@ -85,7 +85,7 @@ class PlanContentWeekIn(ToolInput):
     platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     posts_per_day: Annotated[int, Field(ge=1, le=5)] = 1
     days: Annotated[int, Field(ge=1, le=7)] = 5
-    start_date: DateStr | None = None
+    start_date: CalendarDate | None = None
     brand_voice: Text | None = None  # CATALOG.md §7 gives no limit: the §1.8 default (10,000)
     project_id: UUIDStr | None = None
     response_format: TextFormat = "json"

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.domains.planning.models import ContentPlan
+from toolhost.platform.dates import iso
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 
 STATUSES = ("draft", "in_review", "approved", "scheduled", "completed")
@@ -22,11 +23,6 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "scheduled": frozenset({"completed"}),
     "completed": frozenset(),
 }
-
-
-def iso(moment: datetime) -> str:
-    """UTC ISO-8601 with Z."""
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def transition(plan: ContentPlan, target: str) -> None:

@@ -18,6 +18,7 @@ from toolhost.domains.planning.schemas import (
     UpdateContentPlanOut,
 )
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import iso
 from toolhost.platform.registry import object_lookup, tool
 
 object_lookup("plan_id", service.project_of_plan)
@@ -53,8 +54,8 @@ async def get_content_plan(ctx: ToolContext, args: GetContentPlanIn) -> GetConte
         project_id=str(plan.project_id),
         topic=plan.topic,
         status=plan.status,
-        created_at=service.iso(plan.created_at),
-        updated_at=service.iso(plan.updated_at),
+        created_at=iso(plan.created_at),
+        updated_at=iso(plan.updated_at),
         insights_applied=plan.payload.get("insights_applied"),
         plan=plan.payload,
     )

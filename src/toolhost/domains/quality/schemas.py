@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
 from toolhost.platform.fields import SOCIAL_PLATFORMS, ShortText, SocialPlatform, Text, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
+from toolhost.providers import platforms as social_platforms
 
 Threshold = Annotated[float, Field(ge=0, le=35)]
 
@@ -68,8 +69,7 @@ class PlanPostIn(ToolInput):
     @classmethod
     def known_platform(cls, value: str) -> str:
         """Platforms are lower-cased (x means twitter); anything outside P9 is refused."""
-        name = value.strip().lower()
-        name = "twitter" if name == "x" else name
+        name = social_platforms.canonical_name(value)
         if name not in SOCIAL_PLATFORMS:
             raise ValueError("must be one of " + ", ".join(SOCIAL_PLATFORMS))
         return name

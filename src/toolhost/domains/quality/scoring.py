@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolhost.domains.quality import lexicon
-from toolhost.providers.text.platforms import PlatformRules, rules_for
+from toolhost.providers.platforms import PlatformRules, rules_for
+from toolhost.providers.text import analysis
 from toolhost.providers.text.terms import distinct_terms, find_terms
 
 MAX_SCORE = 5
@@ -31,7 +32,8 @@ CATEGORY_NAMES = (
 HASHTAG = re.compile(r"(?:(?<=\s)|^)#(\w+)", re.UNICODE)
 URL = re.compile(r"https?://\S+", re.I)
 EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2b50\u2728]")
-WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d.,%]*")
+# Figures count as words here: a hook or a claim with a number in it is specific.
+WORD = re.compile(f"{analysis.WORD.pattern}|{analysis.NUMBER.pattern}")
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 NUMBER_WORDS = frozenset(
     [
@@ -132,23 +134,14 @@ def _has_phrase(text: str, phrases: tuple[str, ...] | frozenset[str]) -> list[st
     return [phrase for phrase in phrases if phrase in lowered]
 
 
-def _syllables(word: str) -> int:
-    word = word.lower().strip("'’")
-    groups = re.findall(r"[aeiouy]+", word)
-    count = len(groups)
-    if word.endswith("e") and not word.endswith(("le", "ee")) and count > 1:
-        count -= 1
-    return max(1, count)
-
-
 def reading_ease(text: str) -> float:
-    """Flesch reading ease (higher is easier), syllables counted by vowel groups (no dictionary)."""
+    """Flesch reading ease (higher is easier) of the text's words, figures left out."""
     words = [word for word in _words(text) if word[0].isalpha()]
-    if not words:
-        return 0.0
-    sentences = max(1, len(_sentences(text)))
-    syllables = sum(_syllables(word) for word in words)
-    return 206.835 - 1.015 * (len(words) / sentences) - 84.6 * (syllables / len(words))
+    return analysis.reading_ease(
+        word_count=len(words),
+        sentence_count=len(_sentences(text)),
+        syllable_count=sum(analysis.syllables(word.lower()) for word in words),
+    )
 
 
 def _hook(caption: str) -> str:

@@ -11,9 +11,10 @@ from typing import Any
 
 from spellchecker import SpellChecker
 
+from toolhost.providers.text import analysis
+
 # Chunks that are not prose: links, addresses, handles, hashtags, and anything with a digit (10x, 2nd, Q3).
 _NOT_PROSE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|www\.)|@|^#|\d|\.[a-z]{2,}/?$", re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*")
 # Runtime sections that hold no words of the brand (colours, fonts, URLs, scores).
 _NOT_VOCABULARY = frozenset({"visual", "confidence"})
 MAX_ACRONYM = 5
@@ -29,6 +30,11 @@ def known(word: str) -> bool:
     return word.lower() in _dictionary().word_frequency
 
 
+def _spelled_words(text: str) -> list[str]:
+    # A word list holds "well" and "known", not "well-known": each part of a hyphenated word is checked.
+    return [part for word in analysis.WORD.findall(text) for part in word.split("-")]
+
+
 def words(text: str) -> list[str]:
     """The words of a text a reader would spell-check: prose only, possessives trimmed, acronyms (NASA, OKR)
     and mixed-case names (LinkedIn, iPhone) left to the brand, since no word list holds them."""
@@ -36,7 +42,7 @@ def words(text: str) -> list[str]:
     for chunk in text.replace("\u2019", "'").split():
         if _NOT_PROSE.search(chunk):
             continue
-        for word in _WORD.findall(chunk):
+        for word in _spelled_words(chunk):
             word = re.sub(r"'s$", "", word, flags=re.IGNORECASE)
             if len(word) < 2:
                 continue
@@ -64,7 +70,7 @@ def brand_vocabulary(runtime: dict[str, Any] | None) -> frozenset[str]:
     """Every word the brand's runtime uses (name, messaging, voice terms, audience), lower-cased."""
     if not runtime:
         return frozenset()
-    return frozenset(word.lower() for text in _strings(runtime) for word in _WORD.findall(text.replace("\u2019", "'")))
+    return frozenset(word.lower() for text in _strings(runtime) for word in _spelled_words(text.replace("\u2019", "'")))
 
 
 def misspelled(text: str, vocabulary: frozenset[str] = frozenset()) -> list[str]:

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content.layouts import LAYOUTS, layout_for, line_count, slide_fields
 from toolhost.domains.quality import spelling
+from toolhost.platform.dates import iso
 
 SINGLE_LINE_HINT_CHARS = 30
 CHARS_PER_LINE_HINT = 28
@@ -117,5 +118,5 @@ async def visual_check(
         **result,
         "attempts": 0,
         "elapsedMs": round((time.perf_counter() - started) * 1000),
-        "checkedAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "checkedAt": iso(datetime.now(UTC)),
     }

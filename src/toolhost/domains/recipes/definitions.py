@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolhost.platform.fields import SOCIAL_PLATFORMS
+
 STEP_TYPES = ("generate", "transform", "quality", "analyze", "distribute", "webhook")
 CATEGORIES = ("content_creation", "distribution", "repurposing", "analytics", "engagement", "general")
-P9 = ["youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon"]
 PROJECT = "{{project_id}}"
 _WHOLE = re.compile(r"^\{\{\s*([\w.\-]+)\s*\}\}$")
 _INLINE = re.compile(r"\{\{\s*([\w.\-]+)\s*\}\}")
@@ -120,7 +121,7 @@ RECIPES: tuple[Recipe, ...] = (
                 "url": {"type": "string", "format": "uri", "pattern": "^https?://", "maxLength": 2048},
                 "platforms": {
                     "type": "array",
-                    "items": {"type": "string", "enum": P9},
+                    "items": {"type": "string", "enum": list(SOCIAL_PLATFORMS)},
                     "minItems": 1,
                     "maxItems": 9,
                     "uniqueItems": True,

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
+from toolhost.platform.dates import iso
 from toolhost.platform.results import UpstreamFailed, ValidationFailed
 from toolhost.providers.connectors.base import (
     COMMENTS_DELETE,
@@ -197,7 +198,7 @@ class BlueskyConnector(Connector):
         record: dict[str, Any] = {
             "$type": POST_COLLECTION,
             "text": text,
-            "createdAt": post.created_at.isoformat().replace("+00:00", "Z"),
+            "createdAt": iso(post.created_at),
         }
         found = facets(text)
         if found:
@@ -354,4 +355,4 @@ class BlueskyConnector(Connector):
 
 
 def _now_iso() -> str:
-    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    return iso(datetime.now(UTC))

@@ -8,7 +8,6 @@ completes the publication, with `external_post_id` / `external_url` taken from a
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
@@ -16,6 +15,8 @@ import secrets
 import time
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from toolhost.platform.results import UpstreamFailed, ValidationFailed
 from toolhost.providers.connectors.base import (
@@ -118,38 +119,33 @@ class WebhookConnector(Connector):
         """POSTs the signed post JSON, retrying transport failures and 408/429/5xx with backoff."""
         body = json.dumps(self.payload(post), separators=(",", ":"), ensure_ascii=False).encode()
         secret = str(account.secrets["signing_secret"])
-        delay = self.backoff
-        last: PublishFailed | None = None
-        for attempt in range(self.attempts):
-            if attempt:
-                await asyncio.sleep(delay)
-                delay *= 2
-            headers = {
-                "Content-Type": "application/json",
-                "Idempotency-Key": post.idempotency_key,
-                SIGNATURE_HEADER: sign(secret, body, int(time.time())),
-            }
-            try:
-                response = await self.fetcher.post(
-                    account.settings["url"],
-                    content=body,
-                    headers=headers,
-                    https_only=True,
-                    timeout=self.timeout,
-                )
-            except UpstreamFailed as error:
-                last = PublishFailed(f"webhook: {error.message}", retryable=True)
-                continue
-            try:
-                raise_for_status("webhook receiver", response, "publish")
-            except PublishFailed as failure:
-                if not failure.retryable:
-                    raise
-                last = failure
-                continue
-            return _result(response.content)
-        assert last is not None
-        raise last
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=self.backoff),
+            retry=retry_if_exception(lambda failure: isinstance(failure, PublishFailed) and failure.retryable),
+            reraise=True,
+        )
+        return await retrying(self._deliver, account, post, body, secret)
+
+    async def _deliver(self, account: AccountSession, post: OutgoingPost, body: bytes, secret: str) -> PublishResult:
+        """One signed delivery (signed anew, so a retry's timestamp is fresh); failures as PublishFailed."""
+        headers = {
+            "Content-Type": "application/json",
+            "Idempotency-Key": post.idempotency_key,
+            SIGNATURE_HEADER: sign(secret, body, int(time.time())),
+        }
+        try:
+            response = await self.fetcher.post(
+                account.settings["url"],
+                content=body,
+                headers=headers,
+                https_only=True,
+                timeout=self.timeout,
+            )
+        except UpstreamFailed as error:
+            raise PublishFailed(f"webhook: {error.message}", retryable=True) from error
+        raise_for_status("webhook receiver", response, "publish")
+        return _result(response.content)
 
 
 def _result(content: bytes) -> PublishResult:

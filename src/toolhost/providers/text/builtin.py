@@ -12,6 +12,7 @@ import random
 import re
 from typing import Any
 
+from toolhost.providers.platforms import rules_for
 from toolhost.providers.text import carousel as carousel_templates
 from toolhost.providers.text import material
 from toolhost.providers.text.base import (
@@ -38,7 +39,6 @@ from toolhost.providers.text.compose import (
     sentences,
     upper_first,
 )
-from toolhost.providers.text.platforms import rules_for
 from toolhost.providers.text.terms import find_terms, remove_terms
 
 # --- the provider ------------------------------------------------------------------------------------------

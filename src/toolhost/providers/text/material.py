@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from toolhost.providers.platforms import PlatformRules, rules_for
 from toolhost.providers.text.base import (
     BrandContext,
     HookFamily,
@@ -28,7 +29,6 @@ from toolhost.providers.text.compose import (
     sentence,
     upper_first,
 )
-from toolhost.providers.text.platforms import PlatformRules, rules_for
 
 STRUCTURES = ("problem_solution", "list", "insight", "before_after", "question_led")
 

@@ -7,7 +7,6 @@ httpx client rather than the SSRF-safe fetcher, which exists for caller-supplied
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -15,10 +14,12 @@ from typing import Any
 
 import httpx
 from pydantic import BaseModel, ValidationError
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from toolhost.config import ProviderSettings
 from toolhost.db.session import ensure_no_open_transaction
 from toolhost.platform.results import UpstreamFailed
+from toolhost.providers.platforms import rules_for
 from toolhost.providers.text.base import (
     AdaptRequest,
     CarouselRequest,
@@ -27,9 +28,17 @@ from toolhost.providers.text.base import (
     PostRequest,
     StoryboardRequest,
 )
-from toolhost.providers.text.platforms import rules_for
 
 logger = logging.getLogger(__name__)
+
+
+class BusyAnswer(Exception):
+    """A 429 or 5xx from the chat endpoint: the same request may succeed after a pause."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(f"HTTP {response.status_code}")
+        self.response = response
+
 
 PROVIDER = "openai"
 RETRY_AFTER_CAP = 30.0
@@ -127,45 +136,54 @@ class OpenAITextProvider:
             headers["Authorization"] = f"Bearer {self._settings.openai_api_key}"
         seconds = self._timeout(timeout)
         attempts = 1 + max(0, self._settings.openai_max_retries)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(attempts),
+            wait=self._backoff,
+            retry=retry_if_exception_type((httpx.HTTPError, BusyAnswer)),
+            reraise=True,
+        )
         async with httpx.AsyncClient(transport=self._transport, timeout=httpx.Timeout(seconds)) as client:
-            for attempt in range(attempts):
-                try:
-                    response = await client.post(self._url, json=body, headers=headers)
-                except httpx.TimeoutException as error:
-                    raise UpstreamFailed(
-                        f"the text model timed out after {seconds:g} s",
-                        provider=PROVIDER,
-                        recover_with="retry later, or use model builtin",
-                    ) from error
-                except httpx.HTTPError as error:
-                    if attempt + 1 < attempts:
-                        await asyncio.sleep(self._backoff(attempt, None))
-                        continue
-                    raise UpstreamFailed("the text model could not be reached", provider=PROVIDER) from error
-                if response.status_code == 429 or response.status_code >= 500:
-                    if attempt + 1 < attempts:
-                        await asyncio.sleep(self._backoff(attempt, response.headers.get("retry-after")))
-                        continue
-                    raise UpstreamFailed(
-                        f"the text model answered HTTP {response.status_code} after {attempts} attempts",
-                        provider=PROVIDER,
-                        recover_with="retry later, or use model builtin",
-                    )
-                if response.status_code >= 400:
-                    logger.warning("chat endpoint refused the request with HTTP %s", response.status_code)
-                    raise UpstreamFailed(
-                        f"the text model refused the request (HTTP {response.status_code})", provider=PROVIDER
-                    )
-                return _message_text(response)
-        raise UpstreamFailed("the text model failed", provider=PROVIDER)  # unreachable: the loop returns or raises
+            try:
+                response: httpx.Response = await retrying(self._post, client, body, headers, seconds)
+            except httpx.HTTPError as error:
+                raise UpstreamFailed("the text model could not be reached", provider=PROVIDER) from error
+            except BusyAnswer as busy:
+                raise UpstreamFailed(
+                    f"the text model answered HTTP {busy.response.status_code} after {attempts} attempts",
+                    provider=PROVIDER,
+                    recover_with="retry later, or use model builtin",
+                ) from None
+        if response.status_code >= 400:
+            logger.warning("chat endpoint refused the request with HTTP %s", response.status_code)
+            raise UpstreamFailed(f"the text model refused the request (HTTP {response.status_code})", provider=PROVIDER)
+        return _message_text(response)
 
-    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+    async def _post(
+        self, client: httpx.AsyncClient, body: dict[str, Any], headers: dict[str, str], seconds: float
+    ) -> httpx.Response:
+        """One request; a timeout is final (the model is slow, not away), a 429 or 5xx may be retried."""
+        try:
+            response = await client.post(self._url, json=body, headers=headers)
+        except httpx.TimeoutException as error:
+            raise UpstreamFailed(
+                f"the text model timed out after {seconds:g} s",
+                provider=PROVIDER,
+                recover_with="retry later, or use model builtin",
+            ) from error
+        if response.status_code == 429 or response.status_code >= 500:
+            raise BusyAnswer(response)
+        return response
+
+    def _backoff(self, state: RetryCallState) -> float:
+        """Retry-After when the endpoint sends one (capped), else the configured backoff doubled per attempt."""
+        failure = state.outcome.exception() if state.outcome is not None else None
+        retry_after = failure.response.headers.get("retry-after") if isinstance(failure, BusyAnswer) else None
         if retry_after:
             try:
                 return min(max(float(retry_after), 0.0), RETRY_AFTER_CAP)
             except ValueError:
                 pass
-        return float(self._settings.openai_retry_backoff * (2**attempt))
+        return float(self._settings.openai_retry_backoff * (2 ** (state.attempt_number - 1)))
 
     async def _structured(self, schema: type[BaseModel], **chat: Any) -> Any:
         text = await self.chat(schema=schema, **chat)

@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+from toolhost.providers.text import analysis
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +26,7 @@ def _normalize(word: str) -> str:
 
 def words(text: str) -> list[tuple[str, int, int]]:
     """The words of a text, normalized, with their character spans."""
-    return [(_normalize(match.group()), match.start(), match.end()) for match in WORD.finditer(text)]
+    return [(_normalize(match.group()), match.start(), match.end()) for match in analysis.TOKEN.finditer(text)]
 
 
 def inflections(word: str) -> set[str]:

@@ -1,0 +1,195 @@
+"""The one table of the nine social platforms (CATALOG.md §1.5, §7): names, limits, format rules and the facts
+that the composer, the quality score, scheduling, planning, brand extraction and the swipe file share.
+
+Which way the names flow: the input models' platform enum (`platform.fields.SocialPlatform`, the P9 of the
+catalogue) lives in the platform layer, because the JSON Schema of every tool is built there and the platform
+imports nothing above it. This table sits one layer up, in providers, where domains and providers read it. So
+the table imports the enum and checks itself against it when it is imported: a platform added to one and not
+the other fails at start, not at the first call that looks it up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from toolhost.platform.fields import SOCIAL_PLATFORMS
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformRules:
+    """What is true of one platform: its limits, how a post reads there, and how it is named elsewhere."""
+
+    name: str
+    display_name: str
+    caption_limit: int
+    hashtags_min: int
+    hashtags_max: int
+    needs_media: bool = False
+    title_limit: int | None = None
+    # Where readers expect short paragraphs separated by blank lines rather than one block.
+    line_breaks: bool = True
+    # Links in captions are not clickable there, so a CTA points elsewhere ("link in bio").
+    links_clickable: bool = True
+    # Other names a caller may use for the platform in any argument ("x" for twitter).
+    aliases: tuple[str, ...] = ()
+    # The media types a content plan alternates, post by post, on the platform (CATALOG.md §7).
+    plan_media_types: tuple[str, ...] = ("text-only",)
+    # UTC hours that suit a post before a project's own history says otherwise.
+    preferred_hours: tuple[int, ...] = ()
+    # Web hosts whose pages are the platform's posts (subdomains included).
+    hosts: tuple[str, ...] = ()
+    # A profile page for a handle ("{}" is the handle), and the short names written before one ("ig:@brand").
+    profile_url: str | None = None
+    handle_prefixes: tuple[str, ...] = ()
+
+    @property
+    def video_first(self) -> bool:
+        """Whether a plan's posts on the platform are videos, so they are written as scripts."""
+        return self.plan_media_types == ("video",)
+
+
+RULES: dict[str, PlatformRules] = {
+    rules.name: rules
+    for rules in (
+        PlatformRules(
+            "youtube",
+            "YouTube",
+            5000,
+            0,
+            5,
+            needs_media=True,
+            title_limit=100,
+            plan_media_types=("video",),
+            preferred_hours=(14, 16, 18),
+            hosts=("youtube.com", "youtu.be"),
+            profile_url="https://youtube.com/@{}",
+            handle_prefixes=("yt",),
+        ),
+        PlatformRules(
+            "tiktok",
+            "TikTok",
+            4000,
+            3,
+            5,
+            needs_media=True,
+            links_clickable=False,
+            plan_media_types=("video",),
+            preferred_hours=(10, 14, 18, 21),
+            hosts=("tiktok.com",),
+            profile_url="https://tiktok.com/@{}",
+            handle_prefixes=("tt",),
+        ),
+        PlatformRules(
+            "instagram",
+            "Instagram",
+            2200,
+            5,
+            15,
+            needs_media=True,
+            links_clickable=False,
+            plan_media_types=("carousel", "image"),
+            preferred_hours=(11, 14, 17, 20),
+            hosts=("instagram.com",),
+            profile_url="https://instagram.com/{}",
+            handle_prefixes=("ig", "insta"),
+        ),
+        PlatformRules(
+            "twitter",
+            "Twitter",
+            280,
+            1,
+            3,
+            line_breaks=False,
+            aliases=("x",),
+            preferred_hours=(9, 12, 15, 18),
+            hosts=("twitter.com", "x.com"),
+            profile_url="https://x.com/{}",
+        ),
+        PlatformRules(
+            "linkedin",
+            "LinkedIn",
+            3000,
+            3,
+            5,
+            plan_media_types=("text-only", "carousel"),
+            preferred_hours=(8, 10, 12, 17),
+            hosts=("linkedin.com",),
+            profile_url="https://linkedin.com/company/{}",
+            handle_prefixes=("li",),
+        ),
+        PlatformRules(
+            "facebook",
+            "Facebook",
+            63206,
+            0,
+            3,
+            plan_media_types=("image",),
+            preferred_hours=(9, 13, 16, 19),
+            hosts=("facebook.com",),
+        ),
+        PlatformRules(
+            "threads",
+            "Threads",
+            500,
+            0,
+            3,
+            links_clickable=False,
+            preferred_hours=(11, 14, 17),
+            hosts=("threads.net",),
+        ),
+        PlatformRules(
+            "bluesky", "Bluesky", 300, 0, 3, line_breaks=False, preferred_hours=(10, 14, 18), hosts=("bsky.app",)
+        ),
+        PlatformRules("mastodon", "Mastodon", 500, 1, 4, preferred_hours=(9, 13, 17)),
+    )
+}
+if tuple(RULES) != SOCIAL_PLATFORMS:
+    raise RuntimeError(f"the platform table {tuple(RULES)} differs from the P9 enum {SOCIAL_PLATFORMS}")
+
+# Without a platform the composer writes for a general social feed of moderate length.
+GENERAL = PlatformRules("general", "General", 1500, 2, 4)
+_ALIASES = {alias: rules.name for rules in RULES.values() for alias in rules.aliases}
+_HOSTS = {host: rules.name for rules in RULES.values() for host in rules.hosts}
+_PROFILE_URLS = {
+    prefix: rules.profile_url
+    for rules in RULES.values()
+    if rules.profile_url is not None
+    for prefix in (rules.name, *rules.aliases, *rules.handle_prefixes)
+}
+
+
+def canonical_name(platform: str) -> str:
+    """A platform name lower-cased and trimmed, with an alias resolved (x -> twitter); unknown names stay."""
+    name = platform.strip().lower()
+    return _ALIASES.get(name, name)
+
+
+def rules_for(platform: str | None) -> PlatformRules:
+    """The rules of a platform (x means twitter); the general rules when none, or an unknown one, is given."""
+    if platform is None:
+        return GENERAL
+    return RULES.get(canonical_name(platform), GENERAL)
+
+
+def ideal_length(rules: PlatformRules) -> tuple[int, int]:
+    """The caption length range that reads well on the platform (characters, inclusive)."""
+    if rules.caption_limit <= 300:
+        return 80, rules.caption_limit
+    if rules.caption_limit <= 500:
+        return 120, rules.caption_limit
+    return 250, min(rules.caption_limit, 1800)
+
+
+def platform_of_host(host: str) -> str | None:
+    """The platform whose posts a web host serves (www.youtube.com, youtu.be), or None."""
+    host = host.lower()
+    return next(
+        (name for domain, name in _HOSTS.items() if host == domain or host.endswith("." + domain)),
+        None,
+    )
+
+
+def profile_url(prefix: str, handle: str) -> str | None:
+    """The profile page of `prefix:handle` (instagram:brand, ig:brand, x:brand), or None for another prefix."""
+    template = _PROFILE_URLS.get(prefix.lower())
+    return template.format(handle) if template is not None else None

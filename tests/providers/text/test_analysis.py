@@ -1,0 +1,47 @@
+"""The one text-analysis module: words, stems, stopwords, syllables and the Flesch formulas."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolhost.providers.text import analysis
+
+
+def test_words_keep_inner_apostrophes_and_hyphens_and_any_script() -> None:
+    assert analysis.words("Don’t ship well-known café bugs in 2026!") == [
+        "don't",
+        "ship",
+        "well-known",
+        "café",
+        "bugs",
+        "in",
+    ]
+
+
+def test_tokens_keep_digits_and_split_on_hyphens() -> None:
+    assert analysis.TOKEN.findall("web3 e-mail it's") == ["web3", "e", "mail", "it's"]
+
+
+def test_inflections_share_a_stem_and_different_words_do_not() -> None:
+    assert analysis.stem("guarantees") == analysis.stem("guaranteed") == analysis.stem("Guarantee")
+    assert analysis.stem("running") == analysis.stem("run")
+    assert analysis.stem("user") != analysis.stem("use")
+
+
+def test_content_stems_leave_out_stopwords_and_short_words() -> None:
+    assert analysis.content_stems("We ship the invoices to our teams") == ["ship", "invoic", "team"]
+
+
+def test_syllables_come_from_the_hyphenation_dictionary() -> None:
+    assert analysis.syllables("cat") == 1
+    assert analysis.syllables("university") >= 4
+
+
+def test_the_flesch_formulas_match_their_published_constants() -> None:
+    assert analysis.reading_ease(word_count=10, sentence_count=1, syllable_count=15) == pytest.approx(
+        206.835 - 1.015 * 10 - 84.6 * 1.5
+    )
+    assert analysis.reading_grade(word_count=10, sentence_count=1, syllable_count=15) == pytest.approx(
+        0.39 * 10 + 11.8 * 1.5 - 15.59
+    )
+    assert analysis.reading_ease(word_count=0, sentence_count=0, syllable_count=0) == 0.0
