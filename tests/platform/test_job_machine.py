@@ -22,7 +22,7 @@ from toolhost.domains.autopilot import runner as autopilot_runner
 from toolhost.domains.autopilot.models import AutopilotRun
 from toolhost.domains.distribution.models import Post
 from toolhost.platform import credits, jobs
-from toolhost.platform.jobs import Job
+from toolhost.platform.jobs import Job, JobPolicy, JobResult, JobRun, JobType, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import claim, load_job_types, reap_expired, run_jobs
@@ -258,3 +258,42 @@ async def test_an_analytics_refresh_whose_workers_keep_dying_fails_after_its_att
     failed = await job_row(platform, job_id)
     assert (failed.status, failed.failure_reason, failed.attempt) == ("failed", "worker_lost", 3)
     assert await run_jobs(reaper) == 0
+
+
+async def test_a_dead_workers_job_is_taken_over_while_the_live_worker_is_busy(
+    tenant: Tenant, platform: Platform
+) -> None:
+    released = asyncio.Event()
+    ran: list[str] = []
+
+    async def slow(run: JobRun) -> JobResult:
+        ran.append("slow")
+        await released.wait()
+        return JobResult()
+
+    async def quick(run: JobRun) -> JobResult:
+        ran.append("quick")
+        return JobResult()
+
+    def one_at_a_time(settings: Settings) -> JobPolicy:
+        return JobPolicy(max_attempts=3, per_account_limit=False)
+
+    kinds = {
+        "slow": JobType(name="slow", run=slow, policy=one_at_a_time),
+        "quick": JobType(name="quick", run=quick, policy=one_at_a_time),
+    }
+    orphan = await reserved_directly(platform, tenant, "quick", 0)
+    assert [job.id for job in await claim(WorkerContext(platform, "dead", kinds), "quick", limit=1)] == [orphan]
+    await reserved_directly(platform, tenant, "slow", 0)
+    live = asyncio.create_task(run_jobs(WorkerContext(platform, "live", kinds)))
+    try:
+        # The dead worker's 1 s lease runs out while the live worker still runs its slow job.
+        for _ in range(100):
+            if (await job_row(platform, orphan)).status == "completed":
+                break
+            await asyncio.sleep(0.05)
+        assert (await job_row(platform, orphan)).status == "completed"
+        assert ran == ["slow", "quick"] and not live.done()
+    finally:
+        released.set()
+    assert await asyncio.wait_for(live, timeout=10) == 3  # two claims and one reaped lease

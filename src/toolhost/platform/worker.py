@@ -85,19 +85,25 @@ def _is_postgres(session: AsyncSession) -> bool:
 
 
 async def run_jobs(context: WorkerContext) -> int:
-    """The poller: returns expired leases to the queue, then keeps every due job type's slots filled.
+    """The poller: keeps every due job type's slots filled, returning expired leases to the queue as it goes.
 
     A slot that frees is refilled as soon as half the type's slots are free (or a poll interval passed), so a
     slow job never holds back the claims behind it and a claim still takes several jobs in one transaction.
     Returns, with the number of jobs it reaped and claimed, once nothing is due and every job it started has
     finished, or once the worker is stopping and its jobs have finished.
     """
-    handled = await reap_expired(context)
     pool = JobPool(context)
+    handled = 0
+    next_reap = 0.0
     try:
         waited_out = True
         while True:
             if not context.stopping.is_set():
+                # Reaping runs on its own clock: under a full queue this loop never returns, and a dead
+                # worker's jobs must not wait for the queue to drain.
+                if time.monotonic() >= next_reap:
+                    handled += await reap_expired(context)
+                    next_reap = time.monotonic() + context.settings.jobs.poll_interval
                 handled += await _refill(context, pool, any_free_slot=waited_out)
             if not pool.running:
                 return handled
