@@ -103,6 +103,12 @@ class JobSettings(BaseModel):
     run_in_process: bool = Field(default=True, description="`serve` runs a worker loop in-process.")
     lease_seconds: int = Field(default=60, description="How long a claim holds before another worker may take it.")
     poll_interval: float = Field(default=0.5, description="Seconds between claims when the queue is empty.")
+    maintenance_interval: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds between runs of the worker's other pollers (expired credit holds, autopilot "
+        "schedules, media retention) when they found nothing to do.",
+    )
     per_account_concurrency: int = Field(default=4, description="Jobs of one account running at once.")
     timeouts: dict[str, float] = Field(
         default={

@@ -478,7 +478,8 @@ async def run_worker(
     """Runs the pollers on the process's platform until `stop_event` is set (`toolhost worker` and `serve`).
 
     Each poller loops on its own, so a job poller kept busy by a full queue never delays the others (expired
-    holds, autopilot, media retention); a poller that found nothing waits a poll interval.
+    holds, autopilot, media retention). A poller that found nothing waits: the job poller `jobs.poll_interval`,
+    the others `jobs.maintenance_interval`.
     """
     resolved = [_imported(poller) if isinstance(poller, str) else poller for poller in pollers]
     types = dict(job_types) if isinstance(job_types, Mapping) else load_job_types(job_types)
@@ -493,6 +494,10 @@ async def run_worker(
 
 
 async def _poll(context: WorkerContext, poller: Poller) -> None:
+    # The job poller decides how soon a due job starts; the others (expired holds, autopilot schedules, media
+    # retention) keep minutes-scale promises, and polling them as often only loads the database.
+    jobs_options = context.settings.jobs
+    interval = jobs_options.poll_interval if poller is run_jobs else jobs_options.maintenance_interval
     while not context.stopping.is_set():
         handled = 0
         try:
@@ -505,4 +510,4 @@ async def _poll(context: WorkerContext, poller: Poller) -> None:
             await asyncio.sleep(0)  # a pass that never suspended must still let the other pollers run
             continue
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(context.stopping.wait(), timeout=context.settings.jobs.poll_interval)
+            await asyncio.wait_for(context.stopping.wait(), timeout=interval)

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+
+import pytest
 
 from tests.conftest import Tenant
-from tests.domains.distribution.conftest import connect_webhook
+from tests.domains.distribution.conftest import connect_webhook, local_settings
 from tests.domains.distribution.standins import WebhookReceiver
 from toolhost.catalog import JOB_TYPES, POLLERS
+from toolhost.config import Settings
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import run_worker
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    """Pollers other than the job poller come back after 50 ms here instead of seconds."""
+    return local_settings(
+        database_url, tmp_path / "media", jobs={"run_in_process": False, "maintenance_interval": 0.05}
+    )
 
 
 async def test_run_worker_publishes_due_posts_and_stops_when_asked(
