@@ -91,8 +91,8 @@ async def test_a_thousand_concurrent_debits_against_100_credits_let_exactly_100_
 
 
 async def test_calls_recover_once_postgresql_has_dropped_every_connection(postgres_url: str) -> None:
-    # Pooled connections are not pinged on checkout: a dropped one fails its unit of work, and the pool
-    # must then replace all of them rather than fail call after call.
+    # Pooled connections are not pinged on checkout: one the server closed is replaced when it is checked
+    # out, and at worst the first unit of work after the drop fails; never call after call.
     platform = build_platform(settings_for_test(database_url=postgres_url, **ONE_CREDIT_BALANCE), registry)
     try:
         async with platform.session_factory() as session, session.begin():

@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session, SessionTransaction
 from sqlalchemy.sql.dml import UpdateBase
@@ -98,18 +99,38 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         )
         _configure_sqlite(engine.sync_engine, begin="BEGIN IMMEDIATE", query_only=False)
         return engine
+    engine = create_async_engine(url, echo=echo, pool_size=20, max_overflow=20, pool_recycle=3600)
+    _replace_closed_connections(engine.sync_engine)
+    return engine
+
+
+def _replace_closed_connections(engine: Engine) -> None:
     # No pre-ping: on asyncpg it is BEGIN, a statement and ROLLBACK on every checkout, three round trips
-    # before each unit of work. A connection the server dropped fails its first statement instead;
-    # SQLAlchemy then invalidates every pooled connection older than that error, so after a server
-    # restart only the units of work already on dropped connections fail (a tool call answers an
-    # internal error, a job's lease brings it back) and the ones after them reconnect.
-    return create_async_engine(url, echo=echo, pool_size=20, max_overflow=20, pool_recycle=3600)
+    # before each unit of work. A connection the server closed (a restart, an idle timeout) is known to
+    # the driver without a round trip and is replaced here; one dropped without a word fails its first
+    # statement, and SQLAlchemy then invalidates every pooled connection older than that error.
+    @event.listens_for(engine, "checkout")
+    def replace_if_closed(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        if dbapi_connection.driver_connection.is_closed():
+            raise DisconnectionError("the server closed this pooled connection")
 
 
 def create_read_engine(url: str, writer: AsyncEngine, *, echo: bool = False) -> AsyncEngine:
-    """The engine reads go through: SQLite's WAL reader pool beside the writer; the same pool elsewhere."""
+    """The engine reads go through: SQLite's WAL reader pool beside the writer; on PostgreSQL a pool of
+    autocommit connections beside the writer's.
+
+    On PostgreSQL a read outside a transaction sees what a READ COMMITTED transaction's statement would (every
+    statement its own snapshot), and skips the BEGIN and ROLLBACK round trips a read-only unit of work
+    otherwise costs; a transaction that writes moves to a transaction on the writer from its first write. The
+    pool is its own: a session holds a reader while it waits for a writer, never the other way round, so
+    sessions cannot deadlock on one shared pool.
+    """
     if not is_sqlite(url):
-        return writer
+        engine = create_async_engine(
+            url, echo=echo, pool_size=10, max_overflow=10, pool_recycle=3600, isolation_level="AUTOCOMMIT"
+        )
+        _replace_closed_connections(engine.sync_engine)
+        return engine
     engine = create_async_engine(
         url,
         echo=echo,
