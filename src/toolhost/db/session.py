@@ -116,21 +116,9 @@ def _replace_closed_connections(engine: Engine) -> None:
 
 
 def create_read_engine(url: str, writer: AsyncEngine, *, echo: bool = False) -> AsyncEngine:
-    """The engine reads go through: SQLite's WAL reader pool beside the writer; on PostgreSQL a pool of
-    autocommit connections beside the writer's.
-
-    On PostgreSQL a read outside a transaction sees what a READ COMMITTED transaction's statement would (every
-    statement its own snapshot), and skips the BEGIN and ROLLBACK round trips a read-only unit of work
-    otherwise costs; a transaction that writes moves to a transaction on the writer from its first write. The
-    pool is its own: a session holds a reader while it waits for a writer, never the other way round, so
-    sessions cannot deadlock on one shared pool.
-    """
+    """The engine reads go through: SQLite's WAL reader pool beside the writer; the same pool elsewhere."""
     if not is_sqlite(url):
-        engine = create_async_engine(
-            url, echo=echo, pool_size=10, max_overflow=10, pool_recycle=3600, isolation_level="AUTOCOMMIT"
-        )
-        _replace_closed_connections(engine.sync_engine)
-        return engine
+        return writer
     engine = create_async_engine(
         url,
         echo=echo,

@@ -21,9 +21,8 @@ from toolhost.platform.usage import UsageRecorder
 class Platform:
     """Engines, sessions, authentication, limits, usage and the executor over one registry.
 
-    Sessions read through `read_engine` (on SQLite a WAL reader pool that never waits on a write, on
-    PostgreSQL autocommit connections) until they write, then through `engine` (on SQLite the one writer
-    lane, on PostgreSQL the transaction pool).
+    Sessions read through `read_engine` (on SQLite a WAL reader pool that never waits on a write) until
+    they write, then through `engine` (on SQLite the one writer lane); elsewhere both are one pool.
     """
 
     settings: Settings
