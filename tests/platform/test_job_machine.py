@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.conftest import Tenant, worker_context
 from tests.domains.analytics.conftest import mastodon_channel
@@ -297,3 +298,30 @@ async def test_a_dead_workers_job_is_taken_over_while_the_live_worker_is_busy(
     finally:
         released.set()
     assert await asyncio.wait_for(live, timeout=10) == 3  # two claims and one reaped lease
+
+
+async def test_a_result_that_cannot_be_recorded_runs_again_instead_of_failing(
+    tenant: Tenant, platform: Platform
+) -> None:
+    runs: list[int] = []
+
+    async def flaky_database(session: AsyncSession) -> None:
+        if len(runs) == 1:
+            raise ConnectionError("the database went away while the result was written")
+
+    async def work(run: JobRun) -> JobResult:
+        runs.append(1)
+        return JobResult(output={"run": len(runs)}, record=flaky_database)
+
+    kinds = {"work": JobType(name="work", run=work, policy=lambda settings: JobPolicy(max_attempts=3))}
+    before = await balance(platform, tenant.account_id)
+    job_id = await reserved_directly(platform, tenant, "work", 2)
+    context = WorkerContext(platform, "worker", kinds)
+    await run_jobs(context)
+    unrecorded = await job_row(platform, job_id)
+    assert unrecorded.status == "processing" and unrecorded.billing_status == "reserved"
+    await expire_lease(platform, job_id)
+    await run_jobs(context)
+    done = await job_row(platform, job_id)
+    assert runs == [1, 1] and done.status == "completed" and done.output == {"run": 2}
+    assert done.billing_status == "charged" and await balance(platform, tenant.account_id) == before - 2

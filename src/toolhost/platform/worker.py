@@ -390,9 +390,10 @@ async def _complete(context: WorkerContext, run: JobRun, result: JobResult) -> N
     completed = False
     try:
         completed = await _record_completion(context, run, result)
-    except Exception as error:
-        logger.exception("%s job %s could not record its result", run.job_type, run.job_id)
-        await _fail(context, run, reason="generation_failed", error=str(error)[:1000] or type(error).__name__)
+    except Exception:
+        # The work was done (a post may be out) but not written down: failing the job now would refund it and
+        # report a failure. Its lease runs out instead and it runs again; the attempt cap ends a lasting fault.
+        logger.exception("%s job %s could not record its result; it runs again", run.job_type, run.job_id)
     finally:
         if not completed and result.discard is not None:
             await result.discard()
