@@ -120,8 +120,14 @@ def serve(
     settings = load_settings()
     load_tools()
     issued = asyncio.run(_migrate_and_bootstrap(settings))
+    if not os.environ.get("TOOLHOST_SECRET_KEY"):
+        console.print(
+            f"Secret key: kept in {settings.secret_file.resolve()} (made on first start; it signs keys' tokens and "
+            "media URLs and encrypts stored connector secrets; set TOOLHOST_SECRET_KEY outside development)"
+        )
     if issued is not None:
-        console.print(f"Bootstrapped a {settings.bootstrap.tier} account with a default project.")
+        article = "an" if settings.bootstrap.tier[:1] in "aeiou" else "a"
+        console.print(f"Bootstrapped {article} {settings.bootstrap.tier} account with a default project.")
         console.print(f"API key (shown once, keep it): [bold]{issued.plaintext}[/bold]")
     else:
         console.print("Mint a key with: toolhost keys create --account <id> --name <name> --scopes mcp:full")

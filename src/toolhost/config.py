@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PLACEHOLDER_SECRET = "change-me"  # the value the settings refuse outside development
+PLACEHOLDER_SECRET = "change-me"  # the value older docs showed; refused everywhere
 
 Tier = Literal["trial", "pro", "team", "agency"]
 
@@ -301,7 +305,15 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, description="Port `serve` listens on.")
     public_url: str = Field(default="http://127.0.0.1:8000", description="The server root as callers see it.")
     public_api_url: str | None = Field(default=None, description="A second root the brand tools are listed on.")
-    secret_key: str = Field(default=PLACEHOLDER_SECRET, description="Signs tokens, media URLs; derives encryption.")
+    secret_key: str = Field(
+        default="",
+        description="Signs tokens, media URLs; derives encryption. Unset in development: a random key kept in "
+        "`secret_file`, made on first start; required elsewhere.",
+    )
+    secret_file: Path = Field(
+        default=Path("toolhost.secret"),
+        description="Where development keeps its generated secret key (readable by its owner only).",
+    )
     database_url: str = Field(
         default="sqlite+aiosqlite:///./toolhost.db",
         description="SQLAlchemy async URL (sqlite+aiosqlite or postgresql+asyncpg); default: a file here.",
@@ -325,15 +337,38 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def refuse_placeholder_secrets(self) -> Settings:
-        """A deployment with the placeholder secret fails at start, not at the first forged token."""
-        if self.environment != "development" and self.secret_key == PLACEHOLDER_SECRET:
-            raise ValueError("TOOLHOST_SECRET_KEY is still the placeholder; set a real secret outside development")
+        """No install signs with a publicly known key: development generates its own, elsewhere one must be set."""
+        if self.secret_key == PLACEHOLDER_SECRET:
+            raise ValueError("TOOLHOST_SECRET_KEY is the published placeholder 'change-me'; set a secret of your own")
+        if not self.secret_key:
+            if self.environment != "development":
+                raise ValueError("TOOLHOST_SECRET_KEY is not set; outside development set a long random secret")
+            self.secret_key = development_secret(self.secret_file)
         return self
 
     @property
     def api_root(self) -> str:
         """`public_url` without a trailing slash."""
         return self.public_url.rstrip("/")
+
+
+def development_secret(path: Path) -> str:
+    """The secret kept in `path`; the first process to need it makes it (random, 256 bits, owner-only)."""
+    if not path.exists():
+        # Written whole under another name, then linked into place: a second process starting at the same
+        # moment either wins the link or reads the complete file of the one that did.
+        descriptor, draft = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(descriptor, "w") as file:
+                file.write(secrets.token_urlsafe(32) + "\n")
+            with contextlib.suppress(FileExistsError):
+                os.link(draft, path)
+        finally:
+            os.unlink(draft)
+    secret = path.read_text().strip()
+    if not secret:
+        raise ValueError(f"{path} is empty; delete it to generate a new secret key")
+    return secret
 
 
 def load_settings(**overrides: Any) -> Settings:

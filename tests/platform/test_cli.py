@@ -17,6 +17,7 @@ def toolhost(database: Path, *arguments: str, key: str | None = None) -> Result:
     """Runs the command in this process on `database`, with no other TOOLHOST_ setting from the environment."""
     environment: dict[str, str | None] = {name: None for name in os.environ if name.startswith("TOOLHOST_")}
     environment["TOOLHOST_DATABASE_URL"] = f"sqlite+aiosqlite:///{database}"
+    environment["TOOLHOST_SECRET_FILE"] = str(database.parent / "toolhost.secret")
     if key:
         environment["TOOLHOST_API_KEY"] = key
     return CliRunner().invoke(cli.app, list(arguments), env=environment, catch_exceptions=False)

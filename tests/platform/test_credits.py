@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -82,8 +83,18 @@ async def test_a_run_budget_refuses_the_call_that_would_pass_it(make_tenant: Ten
     assert (await payer.call("get_credit_balance", headers={"X-Toolhost-Run": "another"})).status_code == 200
 
 
-def test_placeholder_secrets_refuse_to_start_outside_development() -> None:
-    with pytest.raises(ValidationError, match="TOOLHOST_SECRET_KEY"):
-        load_settings(environment="production")
-    assert load_settings(environment="development").secret_key
+def test_no_install_signs_with_a_known_secret(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="TOOLHOST_SECRET_KEY is not set"):
+        load_settings(environment="production", secret_file=tmp_path / "unused")
+    for environment in ("development", "production"):
+        with pytest.raises(ValidationError, match="placeholder"):
+            load_settings(environment=environment, secret_key="change-me")
+    assert not (tmp_path / "unused").exists()
+
+    kept = tmp_path / "toolhost.secret"
+    first = load_settings(environment="development", secret_file=kept).secret_key
+    assert len(first) >= 43 and kept.stat().st_mode & 0o777 == 0o600
+    assert load_settings(environment="development", secret_file=kept).secret_key == first  # kept across starts
+    other = load_settings(environment="development", secret_file=tmp_path / "another.secret").secret_key
+    assert other != first  # each install makes its own
     assert settings_for_test(environment="production").environment == "production"
