@@ -44,12 +44,13 @@ async def test_migrations_reach_head_on_sqlite_and_match_the_models(database_url
         await engine.dispose()
 
 
-async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tuple[list[str], int]:
+async def reader_with_balance(platform: Platform, balance: int) -> Principal:
+    """An agency account holding `balance` credits, as an mcp:read caller."""
     async with platform.session_factory() as session, session.begin():
         account = await accounts.create_account(session, name="race", tier="agency", settings=platform.settings)
         await accounts.create_project(session, account_id=account.id, name="p")
         await session.execute(update(Account).where(Account.id == account.id).values(credit_balance=balance))
-    principal = Principal(
+    return Principal(
         account_id=account.id,
         tier="agency",
         credential_id=None,
@@ -57,21 +58,27 @@ async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tup
         scopes=frozenset({"mcp:read"}),
         project_id=None,
     )
+
+
+async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tuple[list[str], int]:
+    principal = await reader_with_balance(platform, balance)
     executions = await asyncio.gather(
         *(platform.execute("get_credit_balance", {}, principal, transport="cli") for _ in range(calls))
     )
     outcomes = [execution.error.error_type if execution.error else "ok" for execution in executions]
     async with platform.session_factory() as session:
-        final = await session.scalar(select(Account.credit_balance).where(Account.id == account.id))
+        final = await session.scalar(select(Account.credit_balance).where(Account.id == principal.account_id))
         holds = await session.scalar(
             select(func.count())
             .select_from(CreditEntry)
-            .where(CreditEntry.account_id == account.id, CreditEntry.kind == "hold")
+            .where(CreditEntry.account_id == principal.account_id, CreditEntry.kind == "hold")
         )
         settlements = await session.scalar(
             select(func.count())
             .select_from(CreditEntry)
-            .where(CreditEntry.account_id == account.id, CreditEntry.kind == "settle", CreditEntry.amount == 0)
+            .where(
+                CreditEntry.account_id == principal.account_id, CreditEntry.kind == "settle", CreditEntry.amount == 0
+            )
         )
     assert final == 0
     assert holds == settlements == balance
@@ -95,17 +102,7 @@ async def test_calls_recover_once_postgresql_has_dropped_every_connection(postgr
     # out, and at worst the first unit of work after the drop fails; never call after call.
     platform = build_platform(settings_for_test(database_url=postgres_url, **ONE_CREDIT_BALANCE), registry)
     try:
-        async with platform.session_factory() as session, session.begin():
-            account = await accounts.create_account(session, name="drop", tier="agency", settings=platform.settings)
-            await session.execute(update(Account).where(Account.id == account.id).values(credit_balance=100))
-        principal = Principal(
-            account_id=account.id,
-            tier="agency",
-            credential_id=None,
-            credential_name="drop",
-            scopes=frozenset({"mcp:read"}),
-            project_id=None,
-        )
+        principal = await reader_with_balance(platform, 100)
 
         async def call() -> str:
             execution = await platform.execute("get_credit_balance", {}, principal, transport="cli")
