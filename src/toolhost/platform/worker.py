@@ -8,6 +8,9 @@ which runs each type's `concurrency` jobs at a time under its time limit (`jobs.
 heartbeat extends the leases of the pool's jobs and notices the ones it lost (cancelled, or taken over after
 an expiry). A job leaves `processing` only through guarded transitions (the row must still be this worker's),
 and `billing_status` leaves `reserved` exactly once.
+
+Kept as one module past 500 lines on purpose: claim, pool, heartbeat, reap and the transitions all enforce one
+lease rule (the row must still be this worker's), and they are read and changed together.
 """
 
 from __future__ import annotations
