@@ -55,6 +55,8 @@ HOSTILE_ADDRESS_URLS = [
     "http://[::ffff:7f00:1]/",
     "http://[::ffff:a9fe:a9fe]/",  # mapped 169.254.169.254, hex spelling
     "http://[::127.0.0.1]/",  # IPv4-compatible
+    "http://[::ffff:0:7f00:1]/",  # IPv4-translated 127.0.0.1 (RFC 2765)
+    "http://[::ffff:0:a9fe:a9fe]/",  # IPv4-translated 169.254.169.254
     "http://[64:ff9b::a00:1]/",  # NAT64 of 10.0.0.1
     "http://[fd00:ec2::254]/",  # AWS IMDS over IPv6
     "http://[::1]/",

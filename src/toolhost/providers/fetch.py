@@ -63,9 +63,11 @@ REFUSED_IPV6_NETWORKS = tuple(
     for network in ("::/128", "::1/128", "fe80::/10", "fc00::/7", "ff00::/8", "fec0::/10")
 )
 # IPv6 prefixes that carry an IPv4 address in their low 32 bits: IPv4-compatible (::a.b.c.d),
-# IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::a.b.c.d). 6to4 (2002::/16) carries it in bits 16-48.
+# IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d, RFC 2765), NAT64 (64:ff9b::a.b.c.d).
+# 6to4 (2002::/16) carries it in bits 16-48.
 IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
 IPV4_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
 NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
 
@@ -433,7 +435,7 @@ def is_public_address(address: IPAddress) -> bool:
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if address in IPV4_MAPPED or address in IPV4_COMPATIBLE or address in NAT64:
+    if address in IPV4_MAPPED or address in IPV4_TRANSLATED or address in IPV4_COMPATIBLE or address in NAT64:
         return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
     if address in SIX_TO_FOUR:
         return ipaddress.IPv4Address((int(address) >> 80) & 0xFFFFFFFF)
