@@ -125,6 +125,17 @@ async def test_malformed_json_is_a_validation_error(tenant: Tenant) -> None:
     assert error["request_id"].startswith("req_")
 
 
+async def test_json_nested_too_deeply_or_with_a_huge_integer_is_a_validation_error(tenant: Tenant) -> None:
+    for body in (b"[" * 100_000 + b"]" * 100_000, b'{"topic": ' + b"9" * 5000 + b"}"):
+        response = await tenant.client.post(
+            "/v1/tools/save_content_plan", content=body, headers={**tenant.headers, "content-type": "application/json"}
+        )
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["error_type"] == "validation_error" and "malformed JSON" in error["message"]
+        assert error["request_id"].startswith("req_")
+
+
 async def test_a_body_that_is_not_an_object_is_a_validation_error(tenant: Tenant) -> None:
     response = await tenant.call("save_content_plan", [1, 2, 3])
     assert response.status_code == 400

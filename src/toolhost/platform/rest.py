@@ -96,7 +96,13 @@ async def read_json_body(request: Request, limit: int) -> Any:
         return {}
     try:
         return json.loads(chunks)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except RecursionError:
+        raise ValidationFailed(
+            "malformed JSON: nested too deeply",
+            field_errors=[{"path": "$", "message": "the body nests deeper than the parser allows"}],
+        ) from None
+    except ValueError as error:
+        # Syntax errors, bad encodings, and integers longer than Python converts (4,300 digits) alike.
         raise ValidationFailed(
             f"malformed JSON: {error}", field_errors=[{"path": "$", "message": "the body is not valid JSON"}]
         ) from None

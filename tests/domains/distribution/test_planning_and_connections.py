@@ -156,6 +156,12 @@ async def test_webhook_events_need_the_account_signature(
     assert kinds == ["comment", "metrics"]
 
 
+async def test_webhook_events_with_deeply_nested_json_are_a_bad_request(client: httpx.AsyncClient) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    response = await client.post("/v1/connectors/webhook/events", content=deep)
+    assert response.status_code == 400 and "account_id" in response.json()["error"]
+
+
 def test_connections_add_prints_the_account_id_and_the_secret_once(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

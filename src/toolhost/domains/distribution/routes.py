@@ -230,7 +230,7 @@ async def webhook_events(request: Request) -> Response:
     try:
         document = json.loads(body)
         account_id = uuid.UUID(str(document["account_id"]))
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return JSONResponse({"error": "a JSON object with account_id is required"}, status_code=400)
     metrics = document.get("metrics") or []
     comments = document.get("comments") or []
