@@ -273,3 +273,19 @@ def clean_environment() -> Iterator[None]:
     for key in [key for key in os.environ if key.startswith("TOOLHOST_")]:
         del os.environ[key]
     os.environ.update(saved)
+
+
+class EndlessBody:
+    """A chunked request body of 64 KB chunks that counts how much of it the server read."""
+
+    CHUNK = b"x" * 65536
+
+    def __init__(self, megabytes: int = 64) -> None:
+        self.chunks_left = megabytes * 16
+        self.sent = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        while self.chunks_left:
+            self.chunks_left -= 1
+            self.sent += len(self.CHUNK)
+            yield self.CHUNK

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import jwt
 
-from tests.conftest import TEST_SECRET, Tenant
+from tests.conftest import TEST_SECRET, EndlessBody, Tenant
 from toolhost.platform import accounts
 from toolhost.platform.runtime import Platform
 
@@ -125,3 +125,10 @@ async def test_the_authorization_server_is_described(client: httpx.AsyncClient) 
     assert metadata["token_endpoint"] == "http://testserver/oauth/token"
     assert metadata["grant_types_supported"] == ["client_credentials"]
     assert "mcp:full" in metadata["scopes_supported"]
+
+
+async def test_an_oversized_token_request_is_refused_before_it_is_read(client: httpx.AsyncClient) -> None:
+    body = EndlessBody()
+    response = await client.post("/oauth/token", content=body)
+    assert response.status_code == 413 and response.json()["error"] == "invalid_request"
+    assert body.sent < 1_000_000  # the 100 KB limit, not the 64 MB sent

@@ -11,8 +11,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from toolhost.platform import scopes
-from toolhost.platform.rest import ANONYMOUS_BODY_LIMIT, client_ip
-from toolhost.platform.results import RateLimited
+from toolhost.platform.rest import ANONYMOUS_BODY_LIMIT, client_ip, read_body
+from toolhost.platform.results import RateLimited, ValidationFailed
 from toolhost.platform.runtime import Platform
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
@@ -38,8 +38,9 @@ def oauth_routes(platform: Platform) -> list[BaseRoute]:
     root = platform.settings.api_root
 
     async def token(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > ANONYMOUS_BODY_LIMIT:
+        try:
+            body = await read_body(request, ANONYMOUS_BODY_LIMIT)
+        except ValidationFailed:
             return _oauth_error("invalid_request", "request body too large", 413)
         form = {key: values[0] for key, values in parse_qs(body.decode("utf-8", "replace")).items()}
         if form.get("grant_type") != "client_credentials":

@@ -82,8 +82,8 @@ def execution_response(execution: Execution) -> JSONResponse:
     return ToolResultResponse(body, execution.status, execution.headers)
 
 
-async def read_json_body(request: Request, limit: int) -> Any:
-    """The JSON body (no body means {}), refusing one over `limit` bytes without reading it all."""
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused (ValidationFailed, too_large) once it passes `limit` bytes, before the rest is read."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ValidationFailed(f"the request body is over the {limit // 1024} KB limit", too_large=True)
@@ -92,6 +92,12 @@ async def read_json_body(request: Request, limit: int) -> Any:
         chunks.extend(chunk)
         if len(chunks) > limit:
             raise ValidationFailed(f"the request body is over the {limit // 1024} KB limit", too_large=True)
+    return bytes(chunks)
+
+
+async def read_json_body(request: Request, limit: int) -> Any:
+    """The JSON body (no body means {}), refusing one over `limit` bytes without reading it all."""
+    chunks = await read_body(request, limit)
     if not chunks.strip():
         return {}
     try:

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from tests.conftest import TEST_SECRET, Tenant
+from tests.conftest import TEST_SECRET, EndlessBody, Tenant
 from tests.domains.distribution.conftest import connect_webhook
 from toolhost.db.session import create_engine, create_session_factory
 from toolhost.domains.distribution import cli
@@ -154,6 +154,13 @@ async def test_webhook_events_need_the_account_signature(
     async with platform.session_factory() as session:
         kinds = sorted(event.kind for event in await session.scalars(select(ConnectorEvent)))
     assert kinds == ["comment", "metrics"]
+
+
+async def test_oversized_webhook_events_are_refused_before_they_are_read(client: httpx.AsyncClient) -> None:
+    body = EndlessBody()
+    response = await client.post("/v1/connectors/webhook/events", content=body)
+    assert response.status_code == 413
+    assert body.sent < 3_000_000  # the 1 MB limit, not the 64 MB sent
 
 
 async def test_webhook_events_with_deeply_nested_json_are_a_bad_request(client: httpx.AsyncClient) -> None:

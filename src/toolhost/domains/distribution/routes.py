@@ -27,7 +27,8 @@ from starlette.routing import Route
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, ConnectionLink, ConnectorEvent
-from toolhost.platform.results import ToolError
+from toolhost.platform.rest import read_body
+from toolhost.platform.results import ToolError, ValidationFailed
 from toolhost.providers.connectors import webhook
 from toolhost.providers.connectors.mastodon import MastodonConnector
 from toolhost.providers.connectors.registry import Connectors
@@ -224,8 +225,9 @@ async def oauth_callback(request: Request) -> Response:
 async def webhook_events(request: Request) -> Response:
     """Stores metric snapshots and comments a webhook receiver sends, after checking its signature."""
     platform = _platform(request)
-    body = await request.body()
-    if len(body) > EVENTS_MAX_BYTES:
+    try:
+        body = await read_body(request, EVENTS_MAX_BYTES)
+    except ValidationFailed:
         return JSONResponse({"error": "body over 1 MB"}, status_code=413)
     try:
         document = json.loads(body)
