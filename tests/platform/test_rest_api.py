@@ -136,6 +136,18 @@ async def test_json_nested_too_deeply_or_with_a_huge_integer_is_a_validation_err
         assert error["request_id"].startswith("req_")
 
 
+async def test_a_nul_character_in_any_text_is_a_validation_error_naming_its_field(tenant: Tenant) -> None:
+    response = await tenant.call(
+        "schedule_post", {"caption": "Launch day\u0000", "platforms": ["twitter"], "hashtags": ["ok", "b\u0000d"]}
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["error_type"] == "validation_error" and "U+0000" in error["message"]
+    assert error["field_errors"] == [{"path": "caption", "message": "remove the NUL character (U+0000)"}]
+    listed = await tenant.call("upload_media", {"file_data": "aGk=", "content_type": "image/png\u0000"})
+    assert listed.json()["error"]["field_errors"][0]["path"] == "content_type"
+
+
 async def test_a_body_that_is_not_an_object_is_a_validation_error(tenant: Tenant) -> None:
     response = await tenant.call("save_content_plan", [1, 2, 3])
     assert response.status_code == 400
