@@ -25,7 +25,7 @@ from toolhost.domains.distribution.models import Post
 from toolhost.platform import credits, jobs
 from toolhost.platform.jobs import Job, JobPolicy, JobResult, JobRun, JobType, WorkerContext
 from toolhost.platform.models import Account
-from toolhost.platform.runtime import Platform
+from toolhost.platform.runtime import Platform, build_platform
 from toolhost.platform.worker import claim, load_job_types, reap_expired, run_jobs
 from toolhost.providers.connectors.mastodon import MastodonConnector
 
@@ -325,3 +325,23 @@ async def test_a_result_that_cannot_be_recorded_runs_again_instead_of_failing(
     done = await job_row(platform, job_id)
     assert runs == [1, 1] and done.status == "completed" and done.output == {"run": 2}
     assert done.billing_status == "charged" and await balance(platform, tenant.account_id) == before - 2
+
+
+async def test_two_worker_processes_on_one_sqlite_file_never_claim_the_same_job(
+    tenant: Tenant, platform: Platform, settings: Settings
+) -> None:
+    # A second Platform is what a second worker process has: its own writer lane and WAL readers.
+    other = build_platform(settings, platform.registry)
+    kinds = {"work": JobType(name="work", run=lambda run: asyncio.sleep(0, JobResult()))}
+    try:
+        for _ in range(5):
+            await reserved_directly(platform, tenant, "work", 0)
+            first, second = await asyncio.gather(
+                claim(WorkerContext(platform, "one", kinds), "work", limit=1),
+                claim(WorkerContext(other, "two", kinds), "work", limit=1),
+            )
+            assert len(first) + len(second) == 1
+            async with platform.session_factory() as session, session.begin():
+                await session.execute(update(Job).values(status="completed"))
+    finally:
+        await other.close()

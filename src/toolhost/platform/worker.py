@@ -3,7 +3,9 @@ heartbeat, reaping of expired leases, and the guarded complete/fail/retry transi
 
 `run_worker` runs the composition root's pollers, each in a loop of its own; `run_jobs` is the job machine's
 poller. A claim takes due jobs of one type (`FOR UPDATE SKIP LOCKED` on PostgreSQL; SQLite's write lock,
-taken by BEGIN IMMEDIATE, makes the claim single-writer there) into the free slots of the worker's pool,
+taken by BEGIN IMMEDIATE, makes the claim single-writer there: SQLite renders no FOR UPDATE, but the clause
+sends the claiming read to the writer lane instead of a WAL reader, where two worker processes would both see
+the same pending job) into the free slots of the worker's pool,
 which runs each type's `concurrency` jobs at a time under its time limit (`jobs.timeouts`), while one
 heartbeat extends the leases of the pool's jobs and notices the ones it lost (cancelled, or taken over after
 an expiry). A job leaves `processing` only through guarded transitions (the row must still be this worker's),
@@ -83,10 +85,6 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def _is_postgres(session: AsyncSession) -> bool:
-    return session.get_bind().dialect.name == "postgresql"
-
-
 async def run_jobs(context: WorkerContext) -> int:
     """The poller: keeps every due job type's slots filled, returning expired leases to the queue as it goes.
 
@@ -154,9 +152,7 @@ async def reap_expired(context: WorkerContext) -> int:
         query = select(Job).where(
             Job.job_type.in_(list(context.job_types)), Job.status == "processing", Job.lease_expires_at < now
         )
-        if _is_postgres(session):
-            query = query.with_for_update(skip_locked=True)
-        expired = list(await session.scalars(query))
+        expired = list(await session.scalars(query.with_for_update(skip_locked=True)))
         for job in expired:
             kind = context.job_types[job.job_type]
             job.attempt += 1
@@ -203,9 +199,7 @@ async def claim(context: WorkerContext, job_type: str, *, limit: int) -> list[Jo
             busy = await _busy_accounts(context, session, now)
             if busy:
                 query = query.where(Job.account_id.not_in(busy))
-        query = query.order_by(Job.run_after, Job.created_at).limit(limit)
-        if _is_postgres(session):
-            query = query.with_for_update(skip_locked=True)
+        query = query.order_by(Job.run_after, Job.created_at).limit(limit).with_for_update(skip_locked=True)
         claimed = list(await session.scalars(query))
         if not claimed:
             return []
@@ -431,10 +425,9 @@ async def _record_completion(context: WorkerContext, run: JobRun, result: JobRes
 
 async def _held_job(session: AsyncSession, run: JobRun) -> Job | None:
     """The run's job, locked for this transaction, while the run still holds it."""
-    query = select(Job).where(run.holds_lease()).execution_options(populate_existing=True)
-    if _is_postgres(session):
-        query = query.with_for_update()
-    return await session.scalar(query)
+    return await session.scalar(
+        select(Job).where(run.holds_lease()).execution_options(populate_existing=True).with_for_update()
+    )
 
 
 async def _fail(
