@@ -117,6 +117,12 @@ def serve(
     """Migrates the database, bootstraps an account on first start, and serves the API."""
     import uvicorn
 
+    # The app factory reads its settings from the environment: the flags go there, so the links it hands out
+    # (public_url follows host and port unless set) name the address it really listens on.
+    if host is not None:
+        os.environ["TOOLHOST_HOST"] = host
+    if port is not None:
+        os.environ["TOOLHOST_PORT"] = str(port)
     settings = load_settings()
     load_tools()
     issued = asyncio.run(_migrate_and_bootstrap(settings))
@@ -131,12 +137,12 @@ def serve(
         console.print(f"API key (shown once, keep it): [bold]{issued.plaintext}[/bold]")
     else:
         console.print("Mint a key with: toolhost keys create --account <id> --name <name> --scopes mcp:full")
-    console.print(f"Serving on http://{host or settings.host}:{port or settings.port} (docs at /docs)")
+    console.print(f"Serving on http://{settings.host}:{settings.port} (docs at /docs)")
     uvicorn.run(
         "toolhost.app:create_app",
         factory=True,
-        host=host or settings.host,
-        port=port or settings.port,
+        host=settings.host,
+        port=settings.port,
         log_level=settings.log_level.lower(),
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import secrets
 import tempfile
@@ -303,7 +304,11 @@ class Settings(BaseSettings):
     )
     host: str = Field(default="127.0.0.1", description="Address `serve` listens on.")
     port: int = Field(default=8000, description="Port `serve` listens on.")
-    public_url: str = Field(default="http://127.0.0.1:8000", description="The server root as callers see it.")
+    public_url: str = Field(
+        default="",
+        description="The server root as callers see it (signed media URLs, connect links, OpenAPI servers); "
+        "unset: http://<host>:<port> of `serve`, with 127.0.0.1 for a wildcard host.",
+    )
     public_api_url: str | None = Field(default=None, description="A second root the brand tools are listed on.")
     secret_key: str = Field(
         default="",
@@ -336,6 +341,13 @@ class Settings(BaseSettings):
     video: VideoSettings = VideoSettings()
 
     @model_validator(mode="after")
+    def default_public_url(self) -> Settings:
+        """Setting only the port (or host) moves the links the service hands out with it."""
+        if not self.public_url:
+            self.public_url = f"http://{_reachable_host(self.host)}:{self.port}"
+        return self
+
+    @model_validator(mode="after")
     def refuse_placeholder_secrets(self) -> Settings:
         """No install signs with a publicly known key: development generates its own, elsewhere one must be set."""
         if self.secret_key == PLACEHOLDER_SECRET:
@@ -350,6 +362,17 @@ class Settings(BaseSettings):
     def api_root(self) -> str:
         """`public_url` without a trailing slash."""
         return self.public_url.rstrip("/")
+
+
+def _reachable_host(host: str) -> str:
+    """The host for links to a server listening on `host`: a wildcard address is reached on loopback."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if address.is_unspecified:
+        return "127.0.0.1"
+    return f"[{host}]" if address.version == 6 else host
 
 
 def development_secret(path: Path) -> str:

@@ -98,3 +98,12 @@ def test_no_install_signs_with_a_known_secret(tmp_path: Path) -> None:
     other = load_settings(environment="development", secret_file=tmp_path / "another.secret").secret_key
     assert other != first  # each install makes its own
     assert settings_for_test(environment="production").environment == "production"
+
+
+def test_the_public_url_follows_the_port_and_host_unless_set(tmp_path: Path) -> None:
+    secret = {"secret_file": tmp_path / "toolhost.secret"}
+    assert load_settings(**secret).public_url == "http://127.0.0.1:8000"
+    assert load_settings(port=9100, **secret).public_url == "http://127.0.0.1:9100"
+    assert load_settings(host="0.0.0.0", port=9100, **secret).public_url == "http://127.0.0.1:9100"
+    assert load_settings(host="tools.internal", **secret).public_url == "http://tools.internal:8000"
+    assert load_settings(port=9100, public_url="https://tools.example", **secret).public_url == "https://tools.example"
