@@ -88,26 +88,6 @@ class _Call:
         }
 
 
-def nul_character_path(value: Any, path: str = "$") -> str | None:
-    """The dotted path of the first string (or key) holding U+0000 in JSON arguments, or None."""
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            child = f"{path}.{key}" if path != "$" else str(key)
-            if "\x00" in str(key):
-                return child
-            found = nul_character_path(item, child)
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = nul_character_path(item, f"{path}[{index}]" if path != "$" else f"[{index}]")
-            if found is not None:
-                return found
-    return None
-
-
 def new_request_id() -> str:
     """A request id for logs and error bodies."""
     return "req_" + uuid.uuid4().hex
@@ -202,7 +182,9 @@ class Executor:
                 "the arguments must be a JSON object",
                 field_errors=[{"path": "$", "message": "expected a JSON object"}],
             )
-        nul_at = nul_character_path(arguments)
+        nul_at = next(
+            (path for path, text in policy.argument_strings(arguments) if text is not None and "\x00" in text), None
+        )
         if nul_at is not None:
             # PostgreSQL text cannot hold U+0000; refused for every database so a call means the same on each.
             raise ValidationFailed(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -159,20 +160,24 @@ def _check_string(text: str, path: str, findings: list[Finding]) -> None:
         findings.append(Finding(path, "instruction_phrase"))
 
 
-def _walk(value: Any, path: str, depth: int, findings: list[Finding]) -> None:
-    if depth > MAX_DEPTH:
-        findings.append(Finding(path or "$", "excessive_depth"))
+def argument_strings(
+    value: Any, path: str = "", *, depth: int = 1, max_depth: int | None = None
+) -> Iterator[tuple[str, str | None]]:
+    """Every string in JSON arguments, object keys included, with its path (`caption`, `items[0].text`); past
+    `max_depth` levels, one `(path, None)` instead of what lies below."""
+    if max_depth is not None and depth > max_depth:
+        yield path or "$", None
         return
     if isinstance(value, str):
-        _check_string(value, path or "$", findings)
+        yield path or "$", value
     elif isinstance(value, dict):
         for key, item in value.items():
             child = f"{path}.{key}" if path else str(key)
-            _check_string(str(key), child, findings)
-            _walk(item, child, depth + 1, findings)
+            yield child, str(key)
+            yield from argument_strings(item, child, depth=depth + 1, max_depth=max_depth)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            _walk(item, f"{path}[{index}]", depth + 1, findings)
+            yield from argument_strings(item, f"{path}[{index}]", depth=depth + 1, max_depth=max_depth)
 
 
 def scan(spec: ToolSpec, arguments: dict[str, Any]) -> list[Finding]:
@@ -183,5 +188,9 @@ def scan(spec: ToolSpec, arguments: dict[str, Any]) -> list[Finding]:
         if key in exempt:
             continue
         _check_string(str(key), key, findings)
-        _walk(value, key, 1, findings)
+        for path, text in argument_strings(value, key, max_depth=MAX_DEPTH):
+            if text is None:
+                findings.append(Finding(path, "excessive_depth"))
+            else:
+                _check_string(text, path, findings)
     return findings
