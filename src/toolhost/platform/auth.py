@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hmac
 import time
@@ -74,6 +75,9 @@ class Authenticator:
         self._session_factory = session_factory
         self._usage = usage
         self._cache: dict[str, _Cached] = {}
+        # One database read per credential at a time: the calls that find its cache entry stale together
+        # (every second, under load) wait for the same read instead of each making their own.
+        self._loading: dict[str, tuple[int, asyncio.Task[_Cached]]] = {}
         self._last_use_recorded: dict[uuid.UUID, float] = {}
 
     async def authenticate(
@@ -86,21 +90,43 @@ class Authenticator:
         cache_key = hash_secret(credential) if is_key else credential
         principal = self._cached(cache_key)
         if principal is None:
-            generation = CredentialChanges.generation
-            principal, expires_at = await (self._from_key(cache_key) if is_key else self._from_token(credential))
-            if len(self._cache) >= PRINCIPAL_CACHE_ENTRIES:
-                self._cache.clear()
-            self._cache[cache_key] = _Cached(
-                principal=principal,
-                fresh_until=time.monotonic() + PRINCIPAL_CACHE_SECONDS,
-                generation=generation,
-                expires_at=expires_at,
-            )
+            principal = (await self._load(cache_key, credential, is_key=is_key)).principal
         if is_key and principal.credential_id is not None:
             self._record_use(principal.credential_id)
         if run_id is None and client_ip is None:
             return principal
         return dataclasses.replace(principal, run_id=run_id, client_ip=client_ip)
+
+    async def _load(self, cache_key: str, credential: str, *, is_key: bool) -> _Cached:
+        generation = CredentialChanges.generation
+        loading = self._loading.get(cache_key)
+        # A read that started before a credential changed in this process may return what was revoked.
+        if loading is None or loading[0] != generation:
+            task = asyncio.get_running_loop().create_task(self._resolve(cache_key, credential, is_key, generation))
+            loading = self._loading[cache_key] = (generation, task)
+            task.add_done_callback(lambda done: self._forget_load(cache_key, done))
+        # Shielded: a caller that goes away does not cancel the read the others wait for.
+        return await asyncio.shield(loading[1])
+
+    def _forget_load(self, cache_key: str, task: asyncio.Task[_Cached]) -> None:
+        loading = self._loading.get(cache_key)
+        if loading is not None and loading[1] is task:
+            del self._loading[cache_key]
+        if not task.cancelled():
+            task.exception()  # retrieved here so a failure no caller awaited any more is not logged as lost
+
+    async def _resolve(self, cache_key: str, credential: str, is_key: bool, generation: int) -> _Cached:
+        principal, expires_at = await (self._from_key(cache_key) if is_key else self._from_token(credential))
+        entry = _Cached(
+            principal=principal,
+            fresh_until=time.monotonic() + PRINCIPAL_CACHE_SECONDS,
+            generation=generation,
+            expires_at=expires_at,
+        )
+        if len(self._cache) >= PRINCIPAL_CACHE_ENTRIES:
+            self._cache.clear()
+        self._cache[cache_key] = entry
+        return entry
 
     def _cached(self, cache_key: str) -> Principal | None:
         entry = self._cache.get(cache_key)

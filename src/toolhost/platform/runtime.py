@@ -57,7 +57,7 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
     read_engine = create_read_engine(settings.database_url, engine)
     session_factory = create_session_factory(engine, read_engine)
     rate_limiter = RateLimiter(settings.ratelimit, settings.redis_url)
-    usage = UsageRecorder(session_factory)
+    usage = UsageRecorder(session_factory, engine)
     point_reads = PointReader(settings.database_url)
     return Platform(
         settings=settings,
