@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import event, func, select, update
 from starlette.applications import Starlette
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
@@ -343,3 +343,24 @@ async def test_a_key_revoked_by_another_process_is_refused_within_a_second(
         status = (await tenant.call("get_credit_balance")).status_code
         await asyncio.sleep(0.05)
     assert status == 401
+
+
+async def test_concurrent_calls_with_an_uncached_key_read_it_from_the_database_once(
+    platform: Platform, tenant: Tenant
+) -> None:
+    key_reads: list[str] = []
+
+    def count_key_reads(_connection: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if "FROM api_keys" in statement:
+            key_reads.append(statement)
+
+    engines = {platform.engine.sync_engine, platform.read_engine.sync_engine}
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", count_key_reads)
+    try:
+        answers = await asyncio.gather(*(tenant.call("get_credit_balance") for _ in range(20)))
+    finally:
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", count_key_reads)
+    assert [answer.status_code for answer in answers] == [200] * 20
+    assert len(key_reads) == 1
