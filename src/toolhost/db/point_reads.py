@@ -7,10 +7,16 @@ driver itself, with the columns' own bind and result conversions: on SQLite by t
 query_only connection, on the event loop (microseconds for an indexed row, never waiting on the writer under
 WAL); on PostgreSQL by a small asyncpg pool of its own, one statement outside any transaction. Only
 single-row lookups by key belong here: anything that scans would block the event loop on SQLite.
+
+On PostgreSQL, identical lookups asked for in the same turn of the event loop share one round trip (parallel
+calls of one account all read its balance row). A lookup joins only a read that has not been sent yet, and
+that read is sent after every caller asked for it, so each caller still sees every write committed before it
+asked: nothing is cached, nothing is read early.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -69,6 +75,8 @@ class PointReader:
             self._postgres_dsn = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
             self._dialect = PGDialect_asyncpg(paramstyle="numeric_dollar")  # type: ignore[no-untyped-call]
         self._compiled: dict[Select[*tuple[Any, ...]], _Compiled] = {}
+        self._unsent: dict[tuple[str, tuple[Any, ...]], asyncio.Future[Sequence[Any] | None]] = {}
+        self._sending: set[asyncio.Task[None]] = set()  # the event loop keeps only weak references to tasks
 
     async def one(self, statement: Select[*Columns], parameters: dict[str, Any]) -> tuple[*Columns] | None:
         """The first row of a lookup by key; build `statement` once with bind parameters, pass their values."""
@@ -83,7 +91,8 @@ class PointReader:
         if self._sqlite_path is not None:
             found = self._sqlite_connection().execute(compiled.sql, values).fetchone()
         else:
-            found = await (await self._postgres_pool()).fetchrow(compiled.sql, *values)
+            # Shielded: a caller that goes away does not cancel the read others share.
+            found = await asyncio.shield(self._postgres_read(compiled.sql, values))
         if found is None:
             return None
         return cast(
@@ -99,6 +108,29 @@ class PointReader:
         if self._postgres is not None:
             await self._postgres.close()
             self._postgres = None
+
+    def _postgres_read(self, sql: str, values: tuple[Any, ...]) -> asyncio.Future[Sequence[Any] | None]:
+        key = (sql, values)
+        read = self._unsent.get(key)
+        if read is None:
+            loop = asyncio.get_running_loop()
+            if not self._unsent:
+                loop.call_soon(self._send_unsent)
+            read = self._unsent[key] = loop.create_future()
+        return read
+
+    def _send_unsent(self) -> None:
+        unsent, self._unsent = self._unsent, {}
+        for (sql, values), read in unsent.items():
+            sending = asyncio.get_running_loop().create_task(self._fetch_into(read, sql, values))
+            self._sending.add(sending)
+            sending.add_done_callback(self._sending.discard)
+
+    async def _fetch_into(self, read: asyncio.Future[Sequence[Any] | None], sql: str, values: tuple[Any, ...]) -> None:
+        try:
+            read.set_result(await (await self._postgres_pool()).fetchrow(sql, *values))
+        except Exception as error:  # every caller of the shared read gets the driver's error
+            read.set_exception(error)
 
     def _sqlite_connection(self) -> sqlite3.Connection:
         if self._sqlite is None:
