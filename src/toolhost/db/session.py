@@ -199,6 +199,19 @@ def create_session_factory(
 
 
 @contextlib.asynccontextmanager
+async def reads_without_transaction(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> AsyncIterator[AsyncSession]:
+    """A session for reads that need no snapshot across statements: on PostgreSQL its statements run on an
+    autocommit connection, so a read costs its own round trip and no BEGIN and ROLLBACK around it (SQLAlchemy's
+    asyncpg dialect sends each of those on its own). Never write through it."""
+    async with session_factory() as session:
+        if session.sync_session.get_bind().dialect.name == "postgresql":
+            await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        yield session
+
+
+@contextlib.asynccontextmanager
 async def standalone_session(database_url: str) -> AsyncIterator[AsyncSession]:
     """A session on an engine of its own, disposed on exit: for operator commands that need no platform."""
     engine = create_engine(database_url)

@@ -33,7 +33,7 @@ from sqlalchemy import case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
-from toolhost.db.session import call_scope
+from toolhost.db.session import call_scope, reads_without_transaction
 from toolhost.platform.jobs import (
     Job,
     JobFailed,
@@ -125,7 +125,9 @@ async def _refill(context: WorkerContext, pool: JobPool, *, any_free_slot: bool)
     if not wanted:
         return 0
     claimed_count = 0
-    for name in await _due_types(context, list(wanted)):
+    # With one type wanted, its claim finds out as cheaply whether anything is due.
+    due = list(wanted) if len(wanted) == 1 else await _due_types(context, list(wanted))
+    for name in due:
         claimed = await claim(context, name, limit=wanted[name])
         pool.start(claimed)
         claimed_count += len(claimed)
@@ -134,7 +136,7 @@ async def _refill(context: WorkerContext, pool: JobPool, *, any_free_slot: bool)
 
 async def _due_types(context: WorkerContext, names: Sequence[str]) -> list[str]:
     """Those of `names` with due pending jobs, in the order the composition root lists them."""
-    async with context.session_factory() as session:
+    async with reads_without_transaction(context.session_factory) as session:
         due = set(
             await session.scalars(
                 select(Job.job_type)

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
 from toolhost.db.base import utcnow
+from toolhost.db.session import reads_without_transaction
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.domains.media import service as media_service
@@ -90,9 +91,15 @@ async def settle(session: AsyncSession, job: Job) -> None:
 
 async def publish(run: JobRun) -> JobResult:
     """Publishes one claimed post through its account's connector."""
-    async with run.session_factory() as session:
-        post = await session.get(Post, uuid.UUID(str(run.job_input["post_id"])))
-        account = await session.get(ConnectedAccount, post.connected_account_id) if post is not None else None
+    async with reads_without_transaction(run.session_factory) as session:
+        found = (
+            await session.execute(
+                select(Post, ConnectedAccount)
+                .outerjoin(ConnectedAccount, ConnectedAccount.id == Post.connected_account_id)
+                .where(Post.id == uuid.UUID(str(run.job_input["post_id"])))
+            )
+        ).first()
+    post, account = found if found is not None else (None, None)
     if post is None or post.status != "publishing":
         raise JobFailed(f"the post is {post.status if post else 'gone'}", reason="publish_failed")
     if account is None or not accounts_service.is_usable(account):
