@@ -156,7 +156,7 @@ def worker(
     """Works due posts and jobs until interrupted (run N of these beside N API processes when scaled out)."""
     import signal
 
-    async def main() -> None:
+    async def main(worker_id: str | None = None, departed_worker_id: str | None = None) -> None:
         # The worker runs on the same platform as the server: one executor, authenticator and rate limiter.
         platform = _platform()
         stopping = asyncio.Event()
@@ -164,7 +164,14 @@ def worker(
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signal_number, stopping.set)
         try:
-            await run_worker(platform, pollers=POLLERS, job_types=JOB_TYPES, stop_event=stopping)
+            await run_worker(
+                platform,
+                pollers=POLLERS,
+                job_types=JOB_TYPES,
+                stop_event=stopping,
+                worker_id=worker_id,
+                departed_worker_id=departed_worker_id,
+            )
         finally:
             await platform.close()
 
@@ -177,7 +184,7 @@ def worker(
     load_job_types(JOB_TYPES)
     load_pollers(POLLERS)
     console.print(f"{processes} worker processes started; Ctrl-C stops them once their jobs have finished.")
-    supervise(lambda: asyncio.run(main()), processes=processes)
+    supervise(lambda worker_id, departed: asyncio.run(main(worker_id, departed)), processes=processes)
 
 
 @app.command()

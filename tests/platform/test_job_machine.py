@@ -26,7 +26,7 @@ from toolhost.platform import credits, jobs
 from toolhost.platform.jobs import Job, JobPolicy, JobResult, JobRun, JobType, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform, build_platform
-from toolhost.platform.worker import claim, load_job_types, reap_expired, run_jobs
+from toolhost.platform.worker import claim, load_job_types, reap_expired, release_departed, run_jobs
 from toolhost.providers.connectors.mastodon import MastodonConnector
 
 
@@ -345,3 +345,28 @@ async def test_two_worker_processes_on_one_sqlite_file_never_claim_the_same_job(
                 await session.execute(update(Job).values(status="completed"))
     finally:
         await other.close()
+
+
+async def test_a_replacement_worker_returns_its_dead_predecessors_jobs_at_once_and_fails_them_at_the_cap(
+    tenant: Tenant, platform: Platform
+) -> None:
+    before = await balance(platform, tenant.account_id)
+    job_id = await a_post(platform, tenant)
+    cap = worker_context(platform).job_types["publish"].policy(platform.settings).max_attempts
+    for attempt in range(1, cap + 1):
+        dead = f"dead-{attempt}"
+        assert [job.id for job in await claim(worker_context(platform, dead), "publish", limit=1)] == [job_id]
+        # Its lease is still good for a minute; the supervisor saw the process end, so nobody need wait for it.
+        assert await release_departed(worker_context(platform, "replacement"), "someone-else") == 0
+        assert await release_departed(worker_context(platform, "replacement"), dead) == 1
+        row = await job_row(platform, job_id)
+        assert (row.attempt, row.status, row.lease_owner) == (
+            attempt,
+            "pending" if attempt < cap else "failed",
+            None,
+        )
+    assert row.failure_reason == "worker_lost"
+    assert await balance(platform, tenant.account_id) == before
+    async with platform.session_factory() as session:
+        post = await session.scalar(select(Post).where(Post.job_id == job_id))
+    assert post is not None and (post.status, post.refunded) == ("failed", True)

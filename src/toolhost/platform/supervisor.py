@@ -7,7 +7,9 @@ connection and starts no event loop (neither survives a fork); each child builds
 
 A child that exits is forked again at once if it had run for a while or was killed; one that ended itself
 soon after its start (a bad setting, an unreachable database) is forked again after a delay that doubles
-up to a minute, so a crash loop does not spin. SIGTERM or SIGINT asks every child to finish the jobs it runs
+up to a minute, so a crash loop does not spin. The parent names each child's worker id and tells the child
+that replaces it which worker died, so the replacement returns the dead one's jobs to the queue at once
+instead of leaving them until their leases expire. SIGTERM or SIGINT asks every child to finish the jobs it runs
 and stop; a second one kills them.
 """
 
@@ -24,6 +26,8 @@ from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
 
+from toolhost.platform.worker import new_worker_id
+
 logger = logging.getLogger(__name__)
 
 QUICK_EXIT_SECONDS = 10.0
@@ -36,13 +40,16 @@ class _Slot:
     """One of the N places a child runs in, with its restart back-off."""
 
     process: BaseProcess | None = None
+    worker_id: str | None = None
+    departed_worker_id: str | None = None
     started_at: float = 0.0
     quick_exits: int = 0
     restart_at: float = 0.0
 
 
-def supervise(work: Callable[[], None], *, processes: int) -> None:
-    """Runs `work` in `processes` forked children until SIGTERM or SIGINT, replacing children that exit."""
+def supervise(work: Callable[[str, str | None], None], *, processes: int) -> None:
+    """Runs `work(worker_id, departed_worker_id)` in `processes` forked children until SIGTERM or SIGINT,
+    replacing children that exit; `departed_worker_id` names the child a replacement takes over from."""
     forking = multiprocessing.get_context("fork")
     slots = [_Slot() for _ in range(processes)]
     signals_received = 0
@@ -60,7 +67,12 @@ def supervise(work: Callable[[], None], *, processes: int) -> None:
             now = time.monotonic()
             for index, slot in enumerate(slots):
                 if slot.process is None and now >= slot.restart_at:
-                    slot.process = forking.Process(target=_child, args=(work,), name=f"toolhost-worker-{index}")
+                    slot.worker_id = new_worker_id()
+                    slot.process = forking.Process(
+                        target=_child,
+                        args=(work, slot.worker_id, slot.departed_worker_id),
+                        name=f"toolhost-worker-{index}",
+                    )
                     slot.process.start()
                     slot.started_at = now
             running = [slot.process.sentinel for slot in slots if slot.process is not None]
@@ -96,11 +108,12 @@ def _schedule_restart(index: int, slot: _Slot) -> None:
     )
     slot.process.close()
     slot.process = None
+    slot.departed_worker_id = slot.worker_id
     slot.restart_at = time.monotonic() + delay
 
 
-def _child(work: Callable[[], None]) -> None:
+def _child(work: Callable[[str, str | None], None], worker_id: str, departed_worker_id: str | None) -> None:
     # The parent's handlers only forward signals; the child's event loop installs its own.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    work()
+    work(worker_id, departed_worker_id)

@@ -150,24 +150,44 @@ async def _due_types(context: WorkerContext, names: Sequence[str]) -> list[str]:
 async def reap_expired(context: WorkerContext) -> int:
     """Processing jobs whose lease expired (their worker died): back to pending, or failed after the last attempt."""
     async with context.session_factory() as session, session.begin():
-        now = utcnow()
         query = select(Job).where(
-            Job.job_type.in_(list(context.job_types)), Job.status == "processing", Job.lease_expires_at < now
+            Job.job_type.in_(list(context.job_types)), Job.status == "processing", Job.lease_expires_at < utcnow()
         )
         expired = list(await session.scalars(query.with_for_update(skip_locked=True)))
-        for job in expired:
-            kind = context.job_types[job.job_type]
-            job.attempt += 1
-            if job.attempt < kind.policy(context.settings).max_attempts:
-                job.status = "pending"
-                job.lease_owner = None
-                job.lease_expires_at = None
-                job.updated_at = now
-                continue
-            await _fail_row(
-                session, kind, job, reason="worker_lost", error=f"the worker's lease expired {job.attempt} times"
-            )
+        await _return_to_queue(
+            context, session, expired, reason=lambda job: f"the worker's lease expired {job.attempt} times"
+        )
         return len(expired)
+
+
+async def release_departed(context: WorkerContext, departed_worker_id: str) -> int:
+    """The jobs a worker known to be dead still held, back to pending at once instead of when their leases expire.
+
+    Only for a worker whose process has certainly exited (the supervisor saw it end). The row locks wait for
+    PostgreSQL to roll back whatever transaction the dead process left open, so a completion it committed is
+    seen and kept.
+    """
+    async with context.session_factory() as session, session.begin():
+        query = select(Job).where(Job.status == "processing", Job.lease_owner == departed_worker_id)
+        held = list(await session.scalars(query.with_for_update()))
+        await _return_to_queue(context, session, held, reason=lambda job: f"its worker died {job.attempt} times")
+        return len(held)
+
+
+async def _return_to_queue(
+    context: WorkerContext, session: AsyncSession, jobs: Sequence[Job], *, reason: Callable[[Job], str]
+) -> None:
+    now = utcnow()
+    for job in jobs:
+        kind = context.job_types.get(job.job_type)
+        job.attempt += 1
+        if kind is None or job.attempt < kind.policy(context.settings).max_attempts:
+            job.status = "pending"
+            job.lease_owner = None
+            job.lease_expires_at = None
+            job.updated_at = now
+            continue
+        await _fail_row(session, kind, job, reason="worker_lost", error=reason(job))
 
 
 async def _fail_row(session: AsyncSession, kind: JobType, job: Job, *, reason: str, error: str) -> None:
@@ -473,17 +493,31 @@ async def run_worker(
     pollers: Sequence[Poller | str],
     job_types: Sequence[str] | Mapping[str, JobType],
     stop_event: asyncio.Event,
+    worker_id: str | None = None,
+    departed_worker_id: str | None = None,
 ) -> None:
     """Runs the pollers on the process's platform until `stop_event` is set (`toolhost worker` and `serve`).
 
     Each poller loops on its own, so a job poller kept busy by a full queue never delays the others (expired
     holds, autopilot, media retention). A poller that found nothing waits: the job poller `jobs.poll_interval`,
-    the others `jobs.maintenance_interval`.
+    the others `jobs.maintenance_interval`. A worker that replaces a dead one (`departed_worker_id`, from the
+    supervisor) first returns the jobs the dead one held to the queue.
     """
     resolved = [_imported(poller) if isinstance(poller, str) else poller for poller in pollers]
     types = dict(job_types) if isinstance(job_types, Mapping) else load_job_types(job_types)
-    context = WorkerContext(platform=platform, worker_id=new_worker_id(), job_types=types, stopping=stop_event)
+    context = WorkerContext(
+        platform=platform, worker_id=worker_id or new_worker_id(), job_types=types, stopping=stop_event
+    )
     logger.info("worker %s started with %d poller(s), %d job type(s)", context.worker_id, len(resolved), len(types))
+    if departed_worker_id is not None:
+        try:
+            with call_scope():
+                released = await release_departed(context, departed_worker_id)
+            if released:
+                logger.warning("returned %d job(s) of dead worker %s to the queue", released, departed_worker_id)
+        except Exception:
+            # Its leases still expire and are reaped as usual.
+            logger.exception("could not return the jobs of dead worker %s", departed_worker_id)
     try:
         async with asyncio.TaskGroup() as group:
             for poller in resolved:

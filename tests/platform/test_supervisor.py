@@ -1,0 +1,61 @@
+"""The supervisor names each forked worker and tells a replacement which worker died before it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+CHILD = textwrap.dedent(
+    """
+    import os, sys, time
+    from toolhost.platform.supervisor import supervise
+
+    def work(worker_id, departed_worker_id):
+        with open(sys.argv[1], "a") as started:
+            started.write(f"{os.getpid()} {worker_id} {departed_worker_id}\\n")
+        time.sleep(60)
+
+    supervise(work, processes=2)
+    """
+)
+
+
+def started_children(log: Path) -> list[tuple[int, str, str]]:
+    if not log.exists():
+        return []
+    rows = [line.split() for line in log.read_text().splitlines()]
+    return [(int(pid), worker_id, departed) for pid, worker_id, departed in rows]
+
+
+def wait_for_children(log: Path, count: int) -> list[tuple[int, str, str]]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        children = started_children(log)
+        if len(children) >= count:
+            return children
+        time.sleep(0.05)
+    raise AssertionError(f"{count} children did not start: {started_children(log)}")
+
+
+def test_a_replacement_is_told_which_worker_died_and_first_children_are_told_none(tmp_path: Path) -> None:
+    log = tmp_path / "started.log"
+    parent = subprocess.Popen([sys.executable, "-c", CHILD, str(log)], env={**os.environ, "PYTHONPATH": "src"})
+    try:
+        first = wait_for_children(log, 2)
+        assert [departed for _, _, departed in first] == ["None", "None"]
+        assert len({worker_id for _, worker_id, _ in first}) == 2
+        killed_pid, killed_worker_id, _ = first[0]
+        os.kill(killed_pid, signal.SIGKILL)
+        replacement = wait_for_children(log, 3)[2]
+        assert replacement[2] == killed_worker_id
+        assert replacement[1] not in {worker_id for _, worker_id, _ in first}
+    finally:
+        parent.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        parent.send_signal(signal.SIGTERM)  # a second one kills the sleeping children
+        parent.wait(timeout=30)
