@@ -26,8 +26,10 @@ from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import run_jobs
+from toolhost.providers.connectors.base import OutgoingPost, PublishContext
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
+from toolhost.providers.connectors.x import XConnector
 
 AUTHORIZE = "https://x.example.test/i/oauth2/authorize"
 SCOPES = "tweet.read tweet.write users.read offline.access media.write"
@@ -377,3 +379,48 @@ async def test_start_platform_connection_names_the_missing_settings_when_only_x_
         "TOOLHOST_DISTRIBUTION__CONNECTORS__X_CLIENT_ID",
         "TOOLHOST_DISTRIBUTION__CONNECTORS__X_CLIENT_SECRET",
     ]
+
+
+async def test_a_rate_limit_that_resets_within_the_wait_is_waited_out_in_place(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, x: tuple[XStandIn, str]
+) -> None:
+    stand_in, _ = x
+    account = await sign_in(tenant, client, stand_in)
+    connector = Connectors(platform.settings).get("x")
+    assert isinstance(connector, XConnector)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    connector.sleep, connector.rate_limit_wait = sleep, 30
+    stand_in.rate_limit_reset = int((datetime.now(UTC) + timedelta(seconds=10)).timestamp())
+    view = accounts_service.session_of(
+        await stored_account(platform, account.id), TokenVault(platform.settings.secret_key)
+    )
+    saved: list[dict[str, object]] = []
+
+    async def save_state(state: dict[str, object]) -> None:
+        saved.append(state)
+
+    post = OutgoingPost(
+        post_id=str(uuid.uuid4()),
+        project_id=str(tenant.project_id),
+        platform="twitter",
+        caption="Right after the reset",
+        title=None,
+        hashtags=[],
+        media=[],
+        media_type=None,
+        platform_metadata={},
+        scheduled_at=None,
+        idempotency_key="key-1234567890",
+        attempt=1,
+        created_at=datetime.now(UTC),
+    )
+    result = await connector.publish(view, post, PublishContext(state={}, save_state=save_state))
+    [tweet] = stand_in.own_tweets()
+    assert result.external_post_id == tweet["id"]
+    [wait] = waits
+    assert 9 <= wait <= 12, "it waited until x-rate-limit-reset, not a fixed delay"
+    assert saved[-1]["posted"] == [tweet["id"]]

@@ -157,6 +157,8 @@ class Connector:
     # The platforms it publishes to (webhook: every social platform), and the media kinds it uploads.
     platforms: ClassVar[tuple[str, ...]]
     media_kinds: ClassVar[tuple[str, ...]] = ()
+    # Metrics and comments arrive from the other side (a webhook receiver) instead of being pulled.
+    pushed: ClassVar[bool] = False
     # What the connect page asks for: field name -> label. "secret" fields are never echoed.
     connect_fields: ClassVar[dict[str, str]] = {}
     secret_fields: ClassVar[frozenset[str]] = frozenset()

@@ -46,7 +46,8 @@ class ConnectorInfo:
     publish: bool
     media_kinds: tuple[str, ...]
     comments: tuple[str, ...]
-    analytics: bool
+    # "pull" (asked of the platform), "push" (sent by a webhook receiver) or "none"
+    analytics: str
     settings: tuple[str, ...]
     missing_settings: tuple[str, ...]
 
@@ -161,7 +162,7 @@ class Connectors:
                     for capability in COMMENT_CAPABILITIES
                     if capability in connector.capabilities
                 ),
-                analytics=METRICS in connector.capabilities,
+                analytics=("push" if connector.pushed else "pull") if METRICS in connector.capabilities else "none",
                 settings=tuple(connector.required_settings()),
                 missing_settings=tuple(connector.missing_settings()),
             )

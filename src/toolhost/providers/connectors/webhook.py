@@ -72,6 +72,7 @@ class WebhookConnector(Connector):
     platforms: ClassVar[tuple[str, ...]] = SOCIAL_PLATFORMS
     # Media travels as signed URLs, so any kind the post carries.
     media_kinds: ClassVar[tuple[str, ...]] = ("image", "gif", "video")
+    pushed: ClassVar[bool] = True
     # Metrics and comments are pushed by the receiver (POST /v1/connectors/webhook/events), not pulled.
     capabilities: ClassVar[frozenset[str]] = frozenset({PUBLISH, METRICS, COMMENTS_LIST})
     connect_fields: ClassVar[dict[str, str]] = {"url": "Receiver URL (https)"}
