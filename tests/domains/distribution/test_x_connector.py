@@ -424,3 +424,30 @@ async def test_a_rate_limit_that_resets_within_the_wait_is_waited_out_in_place(
     [wait] = waits
     assert 9 <= wait <= 12, "it waited until x-rate-limit-reset, not a fixed delay"
     assert saved[-1]["posted"] == [tweet["id"]]
+
+
+async def test_two_workers_refreshing_one_account_keep_it_connected_although_x_rotates_refresh_tokens(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, x: tuple[XStandIn, str]
+) -> None:
+    stand_in, _ = x
+    account = await sign_in(tenant, client, stand_in)
+    vault = TokenVault(platform.settings.secret_key)
+    row = await stored_account(platform, account.id)
+    material = vault.open(row.secret)
+    material["expires_at"] = int(datetime.now(UTC).timestamp()) - 1
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(ConnectedAccount).where(ConnectedAccount.id == account.id).values(secret=vault.seal(material))
+        )
+    row = await stored_account(platform, account.id)
+    connector = Connectors(platform.settings).get("x")
+    assert isinstance(connector, XConnector)
+    first = accounts_service.session_of(row, vault, session_factory=platform.session_factory)
+    second = accounts_service.session_of(row, vault, session_factory=platform.session_factory)
+
+    token = await connector.access_token(first)
+    # The second worker still holds the spent refresh token: X refuses it, the stored tokens are taken instead.
+    assert await connector.access_token(second) == token
+    assert stand_in.refreshes == 1
+    assert vault.open((await stored_account(platform, account.id)).secret)["access_token"] == token
+    assert (await stored_account(platform, account.id)).status == "active"

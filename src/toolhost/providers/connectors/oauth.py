@@ -179,6 +179,8 @@ class OAuthConnector(Connector):
         account.update_secrets({"refresh_token": used, **tokens})
         if account.persist is not None:
             await account.persist(account)
+            # Stored now: a later write of this view would only risk putting back tokens rotated since.
+            account.changed = False
 
     async def authorized(
         self,
