@@ -217,6 +217,19 @@ async def test_a_token_about_to_expire_is_refreshed_first_and_the_rotated_tokens
     assert refreshed["refresh_token"] != material["refresh_token"]
 
 
+async def test_an_access_token_x_expired_early_answers_401_and_is_refreshed_once(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, x: tuple[XStandIn, str]
+) -> None:
+    stand_in, _ = x
+    await sign_in(tenant, client, stand_in)
+    stand_in.access_tokens.clear()  # "OAuth 2.0 Authorization Code Flow with PKCE": X ended the token early
+    data = await tenant.data("schedule_post", {"caption": "Still connected", "platforms": ["twitter"]})
+    await drain(worker)
+    assert (await post_row(platform, data["results"]["Twitter"]["postId"])).status == "published"
+    assert stand_in.refreshes == 1
+    assert len(stand_in.own_tweets()) == 1
+
+
 async def test_a_revoked_token_marks_the_account_needs_reauth_and_the_post_fails_refunded(
     tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, x: tuple[XStandIn, str]
 ) -> None:
