@@ -22,6 +22,7 @@ from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.domains.analytics.cli import app as metrics_app
 from toolhost.domains.distribution.cli import app as connections_app
+from toolhost.domains.distribution.cli import connectors_app
 from toolhost.platform import accounts, credits, scopes
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
@@ -43,6 +44,7 @@ app.add_typer(clients_app, name="clients")
 app.add_typer(credits_app, name="credits")
 app.add_typer(tools_app, name="tools")
 app.add_typer(connections_app, name="connections")
+app.add_typer(connectors_app, name="connectors")
 app.add_typer(metrics_app, name="metrics")
 
 console = Console()

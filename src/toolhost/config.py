@@ -171,8 +171,8 @@ class ConnectorSettings(BaseModel):
     """Publishing connectors (CATALOG.md §1.12): which are offered, and where their APIs live."""
 
     enabled: list[str] = Field(
-        default=["webhook", "mastodon", "bluesky", "youtube"],
-        description="Connectors offered on the connect page; youtube also needs a client id and secret.",
+        default=["webhook", "mastodon", "bluesky", "youtube", "x"],
+        description="Connectors offered on the connect page; youtube and x also need their app's client id and secret.",
     )
     webhook_timeout: float = Field(default=10.0, description="Seconds one webhook delivery may take.")
     webhook_attempts: int = Field(default=3, description="Deliveries tried within one publish attempt.")
@@ -191,6 +191,23 @@ class ConnectorSettings(BaseModel):
     )
     youtube_analytics_url: str = Field(
         default="https://youtubeanalytics.googleapis.com/v2", description="YouTube Analytics API root."
+    )
+    x_client_id: str | None = Field(default=None, description="OAuth 2.0 Client ID of the operator's X app.")
+    x_client_secret: SecretStr | None = Field(
+        default=None, description="OAuth 2.0 Client Secret of the operator's X app (a confidential client)."
+    )
+    x_authorize_url: str = Field(
+        default="https://x.com/i/oauth2/authorize", description="X's OAuth 2.0 authorization page."
+    )
+    x_token_url: str = Field(default="https://api.x.com/2/oauth2/token", description="X's OAuth 2.0 token endpoint.")
+    x_api_url: str = Field(default="https://api.x.com/2", description="X API v2 root.")
+    rate_limit_wait: float = Field(
+        default=30.0,
+        description="Seconds a publication waits in place for a platform's rate limit to reset; longer waits "
+        "return the post to the schedule until the reset.",
+    )
+    media_processing_polls: int = Field(
+        default=60, description="Times a connector asks whether uploaded media finished processing."
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from toolhost import cli
+from toolhost.domains.distribution import cli as connections_cli
 
 
 def toolhost(database: Path, *arguments: str, key: str | None = None) -> Result:
@@ -87,3 +88,40 @@ def test_the_registry_listing_is_machine_readable(tmp_path: Path) -> None:
         "scope": "mcp:write",
         "credits": 0,
     }
+
+
+def test_connectors_list_shows_what_each_connector_supports_and_the_settings_it_still_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = toolhost(tmp_path / "unused.db", "connectors", "list", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    connectors = {connector["name"]: connector for connector in json.loads(listed.stdout)}
+    x = connectors["x"]
+    assert (x["platforms"], x["publish"], x["media_kinds"], x["analytics"]) == (
+        ["twitter"],
+        True,
+        ["image", "gif", "video"],
+        "pull",
+    )
+    assert x["comments"] == ["list", "reply", "post", "delete"]
+    assert x["missing_settings"] == [
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__X_CLIENT_ID",
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__X_CLIENT_SECRET",
+    ]
+    assert x["ready"] is False
+    assert connectors["webhook"]["ready"] is True and connectors["webhook"]["analytics"] == "push"
+
+    monkeypatch.setattr(connections_cli.console, "width", 200)
+    configured = CliRunner().invoke(
+        cli.app,
+        ["connectors", "list"],
+        env={
+            "TOOLHOST_SECRET_FILE": str(tmp_path / "toolhost.secret"),
+            "TOOLHOST_DISTRIBUTION__CONNECTORS__X_CLIENT_ID": "client",
+            "TOOLHOST_DISTRIBUTION__CONNECTORS__X_CLIENT_SECRET": "secret",
+        },
+        catch_exceptions=False,
+    )
+    assert configured.exit_code == 0, configured.stderr
+    [row] = [line for line in configured.stdout.splitlines() if line.startswith("│ x ")]
+    assert "ready" in row and "(missing)" not in row

@@ -229,12 +229,18 @@ class JobFailed(Exception):
 
 class RetryLater(Exception):
     """Raised by a runner whose failure may pass: the job runs again after its type's next retry delay, or
-    fails with `reason` when the delays are spent."""
+    fails with `reason` when the delays are spent.
 
-    def __init__(self, message: str, *, reason: str) -> None:
+    `not_before`: the outside service said when it takes the request again (a rate limit's reset); the job
+    waits until then, and such a wait does not use up one of the retry delays (the request was refused, not
+    failed).
+    """
+
+    def __init__(self, message: str, *, reason: str, not_before: datetime | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason
+        self.not_before = not_before
 
 
 RowWriter = Callable[[AsyncSession], Awaitable[None]]

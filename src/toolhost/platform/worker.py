@@ -471,13 +471,16 @@ async def _retry(context: WorkerContext, run: JobRun, retry: RetryLater) -> None
         job = await _held_job(session, run)
         if job is None:
             return
-        job.retries += 1
-        if job.retries > len(delays):
-            await _fail_row(session, kind, job, reason=retry.reason, error=retry.message)
-            return
         now = utcnow()
+        if retry.not_before is not None:
+            job.run_after = max(retry.not_before, now)
+        else:
+            job.retries += 1
+            if job.retries > len(delays):
+                await _fail_row(session, kind, job, reason=retry.reason, error=retry.message)
+                return
+            job.run_after = now + timedelta(seconds=delays[job.retries - 1])
         job.status = "pending"
-        job.run_after = now + timedelta(seconds=delays[job.retries - 1])
         job.error = retry.message[:1000]
         job.lease_owner = None
         job.lease_expires_at = None

@@ -10,9 +10,39 @@ the other fails at start, not at the first call that looks it up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
+
+from twitter_text import parse_tweet
 
 from toolhost.platform.fields import SOCIAL_PLATFORMS
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class MediaKind:
+    """What one kind of attachment (image, gif or video) may be on a platform; None is not limited."""
+
+    content_types: tuple[str, ...]
+    max_bytes: int
+    min_seconds: float | None = None
+    max_seconds: float | None = None
+    # width / height
+    min_aspect: float | None = None
+    max_aspect: float | None = None
+    min_side: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MediaRules:
+    """The attachments one post may carry on a platform, and the documentation section the numbers follow."""
+
+    source: str
+    kinds: dict[str, MediaKind] = field(default_factory=dict)
+    max_items: int = 10
+    # Kinds that fill a post on their own (one video, never beside an image).
+    alone: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +71,11 @@ class PlatformRules:
     # A profile page for a handle ("{}" is the handle), and the short names written before one ("ig:@brand").
     profile_url: str | None = None
     handle_prefixes: tuple[str, ...] = ()
+    # How a caption is measured against caption_limit: "characters", or "weighted" (twitter-text: most
+    # characters outside Latin count 2, every URL 23).
+    caption_measure: Literal["characters", "weighted"] = "characters"
+    # The attachments a post may carry, checked when it is scheduled; None: no rules are known yet.
+    media: MediaRules | None = None
 
     @property
     def video_first(self) -> bool:
@@ -104,6 +139,28 @@ RULES: dict[str, PlatformRules] = {
             preferred_hours=(9, 12, 15, 18),
             hosts=("twitter.com", "x.com"),
             profile_url="https://x.com/{}",
+            # X API docs, "Counting characters": a post is at most 280 weighted characters.
+            caption_measure="weighted",
+            media=MediaRules(
+                # X API docs, Media "Introduction: media types & size restrictions" and "Best practices:
+                # image / video specifications and recommendations": up to 4 photos, 1 animated GIF or 1 video.
+                source="X API media best practices",
+                kinds={
+                    "image": MediaKind(("image/jpeg", "image/png", "image/webp", "image/gif"), 5 * MB),
+                    "gif": MediaKind(("image/gif",), 15 * MB),
+                    "video": MediaKind(
+                        ("video/mp4", "video/quicktime"),
+                        512 * MB,
+                        min_seconds=0.5,
+                        max_seconds=140,
+                        min_aspect=1 / 3,
+                        max_aspect=3,
+                        min_side=32,
+                    ),
+                },
+                max_items=4,
+                alone=("gif", "video"),
+            ),
         ),
         PlatformRules(
             "linkedin",
@@ -138,7 +195,20 @@ RULES: dict[str, PlatformRules] = {
             hosts=("threads.net",),
         ),
         PlatformRules(
-            "bluesky", "Bluesky", 300, 0, 3, line_breaks=False, preferred_hours=(10, 14, 18), hosts=("bsky.app",)
+            "bluesky",
+            "Bluesky",
+            300,
+            0,
+            3,
+            line_breaks=False,
+            preferred_hours=(10, 14, 18),
+            hosts=("bsky.app",),
+            media=MediaRules(
+                # The app.bsky.embed.images lexicon: at most 4 images, each blob at most 1,000,000 bytes.
+                source="AT Protocol lexicon app.bsky.embed.images",
+                kinds={"image": MediaKind(("image/jpeg", "image/png", "image/webp", "image/gif"), 1_000_000)},
+                max_items=4,
+            ),
         ),
         PlatformRules("mastodon", "Mastodon", 500, 1, 4, preferred_hours=(9, 13, 17)),
     )
@@ -169,6 +239,24 @@ def rules_for(platform: str | None) -> PlatformRules:
     if platform is None:
         return GENERAL
     return RULES.get(canonical_name(platform), GENERAL)
+
+
+def caption_length(rules: PlatformRules, text: str) -> int:
+    """The caption's length as the platform counts it against caption_limit."""
+    if rules.caption_measure == "weighted":
+        return int(parse_tweet(text).weightedLength)
+    return len(text)
+
+
+def media_kind(content_type: str, *, animated: bool) -> str | None:
+    """image, gif (an animated GIF) or video; None for anything else."""
+    if content_type == "image/gif" and animated:
+        return "gif"
+    if content_type.startswith("image/"):
+        return "image"
+    if content_type.startswith("video/"):
+        return "video"
+    return None
 
 
 def ideal_length(rules: PlatformRules) -> tuple[int, int]:

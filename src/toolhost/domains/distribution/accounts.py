@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution.models import ConnectedAccount, ConnectionLink
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from toolhost.config import Settings
 
 USABLE = ("active", "expires_soon")
+# The platform refused the account's token (revoked, or its refresh refused): a new sign-in is needed.
+NEEDS_REAUTH = "needs_reauth"
+SessionFactory = async_sessionmaker[AsyncSession]
 EXPIRY_WARNING = timedelta(days=7)
 
 
@@ -50,15 +53,41 @@ def canonical_platform(platform: str) -> str:
     return social_platforms.canonical_name(platform)
 
 
-def session_of(account: ConnectedAccount, vault: TokenVault) -> AccountSession:
-    """The connector's view of an account, with its token material decrypted."""
-    return AccountSession(
+def session_of(
+    account: ConnectedAccount, vault: TokenVault, *, session_factory: SessionFactory | None = None
+) -> AccountSession:
+    """The connector's view of an account, with its token material decrypted.
+
+    With a session factory (the worker's), refreshed tokens are stored the moment the connector has them and
+    the connector can read what another worker stored meanwhile (platforms that rotate refresh tokens).
+    """
+    view = AccountSession(
         platform=account.platform,
         username=account.username,
         settings=dict(account.settings),
         secrets=vault.open(account.secret),
         expires_at=account.expires_at,
     )
+    if session_factory is None:
+        return view
+    account_id = account.id
+
+    async def persist(refreshed: AccountSession) -> None:
+        async with session_factory() as session, session.begin():
+            await session.execute(
+                update(ConnectedAccount)
+                .where(ConnectedAccount.id == account_id)
+                .values(secret=vault.seal(refreshed.secrets), updated_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+
+    async def reload() -> dict[str, Any]:
+        async with session_factory() as session:
+            sealed = await session.scalar(select(ConnectedAccount.secret).where(ConnectedAccount.id == account_id))
+        return vault.open(sealed) if sealed else {}
+
+    view.persist, view.reload = persist, reload
+    return view
 
 
 def store_refreshed(account: ConnectedAccount, session: AccountSession, vault: TokenVault) -> None:
@@ -82,14 +111,7 @@ async def create(
     """Connects an account through a connector; returns it and what must be shown once (webhook secret)."""
     connectors = connectors or Connectors(settings)
     platform = canonical_platform(platform)
-    if connector_name not in connectors.for_platform(platform):
-        raise ValidationFailed(
-            f"connector {connector_name!r} is not configured for {platform}",
-            configured=connectors.for_platform(platform),
-            field_errors=[{"path": "connector", "message": "not configured for this platform"}],
-        )
-    connector = connectors.get(connector_name)
-    assert connector is not None
+    connector = connectors.require(connector_name, platform)
     result = await connector.connect(platform=platform, fields=fields)
     return await store(
         session=session,
@@ -263,13 +285,19 @@ async def start_link(
 ) -> tuple[ConnectionLink, str]:
     """A single-use connect link (CATALOG.md §10 start_platform_connection); returns it and its URL."""
     platform = canonical_platform(platform)
-    configured = Connectors(settings).for_platform(platform)
-    if not configured:
-        every = sorted({platform for platform in CONNECTION_PLATFORMS if Connectors(settings).for_platform(platform)})
+    connectors = Connectors(settings)
+    if not connectors.for_platform(platform):
+        every = sorted({platform for platform in CONNECTION_PLATFORMS if connectors.for_platform(platform)})
+        unconfigured = connectors.unconfigured_for(platform)
+        missing = sorted({name for names in unconfigured.values() for name in names})
         raise ValidationFailed(
-            f"no connector is configured for {platform}",
-            recover_with="pick a platform a connector is configured for",
+            f"no connector is configured for {platform}"
+            + (f": the {', '.join(unconfigured)} connector needs {', '.join(missing)}" if missing else ""),
+            recover_with="ask the operator to set the connector's app settings, or pick a configured platform"
+            if missing
+            else "pick a platform a connector is configured for",
             configured_platforms=every,
+            missing_settings=missing,
             field_errors=[{"path": "platform", "message": "no configured connector"}],
         )
     token = secrets.token_urlsafe(32)

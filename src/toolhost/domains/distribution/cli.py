@@ -1,21 +1,28 @@
-"""`toolhost connections ...`: connect and list platform accounts without a browser (operators, scripts)."""
+"""`toolhost connections ...`: connect and list platform accounts without a browser (operators, scripts);
+`toolhost connectors list`: what each connector publishes to and supports, and the settings it needs."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
+import sys
 import uuid
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from toolhost.config import load_settings
 from toolhost.db.session import standalone_session
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.platform.models import Project
 from toolhost.platform.results import ToolError
+from toolhost.providers.connectors.registry import Connectors
 
 app = typer.Typer(help="Connected platform accounts.", no_args_is_help=True)
+connectors_app = typer.Typer(help="The publishing connectors this server offers.", no_args_is_help=True)
 console = Console()
 errors = Console(stderr=True)
 
@@ -45,7 +52,9 @@ def add(
         str,
         typer.Option(help="youtube, tiktok, instagram, twitter, linkedin, facebook, threads, bluesky or mastodon."),
     ],
-    connector: Annotated[str, typer.Option(help="webhook, mastodon, bluesky or youtube.")] = "webhook",
+    connector: Annotated[
+        str, typer.Option(help="webhook, mastodon, bluesky or youtube (x connects on the connect page).")
+    ] = "webhook",
     url: Annotated[str | None, typer.Option(help="webhook: the receiver's https URL.")] = None,
     instance_url: Annotated[str | None, typer.Option(help="mastodon: the instance URL.")] = None,
     access_token: Annotated[str | None, typer.Option(help="mastodon: an access token.")] = None,
@@ -104,3 +113,33 @@ def list_accounts(
 
     for row in asyncio.run(main()):
         console.print("  ".join(row), soft_wrap=True)
+
+
+@connectors_app.command("list")
+def list_connectors(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Each connector: its platforms, what it supports, the settings it needs and whether it is ready."""
+    described = Connectors(load_settings()).describe()
+    if as_json:
+        rows = [{**dataclasses.asdict(info), "ready": info.ready} for info in described]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table("connector", "platforms", "publish", "media", "comments", "analytics", "settings", "status")
+    for info in described:
+        if not info.enabled:
+            status = "disabled"
+        elif info.missing_settings:
+            status = "needs settings"
+        else:
+            status = "ready"
+        table.add_row(
+            info.name,
+            "any" if info.name == "webhook" else ", ".join(info.platforms),
+            "yes" if info.publish else "no",
+            ", ".join(info.media_kinds) or "-",
+            ", ".join(info.comments) or "-",
+            info.analytics,
+            "\n".join(f"{name}{' (missing)' if name in info.missing_settings else ''}" for name in info.settings)
+            or "-",
+            status,
+        )
+    console.print(table)

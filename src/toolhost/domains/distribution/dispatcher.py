@@ -28,6 +28,7 @@ from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.domains.media import service as media_service
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform.jobs import Job, JobFailed, JobPolicy, JobResult, JobRun, JobType, RetryLater
+from toolhost.platform.results import ValidationFailed
 from toolhost.providers.connectors.base import (
     AccountSession,
     Connector,
@@ -105,11 +106,14 @@ async def publish(run: JobRun) -> JobResult:
     if account is None or not accounts_service.is_usable(account):
         status = accounts_service.effective_status(account) if account else "missing"
         raise JobFailed(f"the connected account is {status}", reason="authentication_failed")
-    connector = run.context.shared(Connectors, lambda: Connectors(run.settings)).get(account.connector)
-    if connector is None:
-        raise JobFailed(f"connector {account.connector} is not configured", reason="publish_failed")
+    try:
+        connector = run.context.shared(Connectors, lambda: Connectors(run.settings)).require(
+            account.connector, account.platform
+        )
+    except ValidationFailed as error:
+        raise JobFailed(error.message, reason="publish_failed") from error
     vault = TokenVault(run.settings.secret_key)
-    view = accounts_service.session_of(account, vault)
+    view = accounts_service.session_of(account, vault, session_factory=run.session_factory)
 
     async def save_state(state: dict[str, Any]) -> None:
         async with run.session_factory() as session, session.begin():
@@ -128,10 +132,12 @@ async def publish(run: JobRun) -> JobResult:
     except PublishFailed as failure:
         await _after_failure(run, account, view, vault, failure)
         if failure.retryable:
-            raise RetryLater(failure.message, reason="publish_failed") from failure
-        raise JobFailed(
-            failure.message, reason="authentication_failed" if failure.authentication else "publish_failed"
-        ) from failure
+            raise RetryLater(failure.message, reason="publish_failed", not_before=failure.retry_at) from failure
+        if failure.authentication:
+            raise JobFailed(
+                f"{accounts_service.NEEDS_REAUTH}: {failure.message}", reason="authentication_failed"
+            ) from failure
+        raise JobFailed(failure.message, reason="publish_failed") from failure
 
     async def record(session: AsyncSession) -> None:
         now = utcnow()
@@ -165,14 +171,15 @@ async def publish(run: JobRun) -> JobResult:
 async def _after_failure(
     run: JobRun, account: ConnectedAccount, view: AccountSession, vault: TokenVault, failure: PublishFailed
 ) -> None:
-    """Keeps refreshed tokens, and marks an account whose credentials the platform refused."""
+    """Keeps refreshed tokens, and marks an account whose credentials the platform refused as needing a new
+    sign-in: no further post is published through it until it is connected again."""
     async with run.session_factory() as session, session.begin():
         await _store_tokens(session, account, view, vault)
         if failure.authentication:
             await session.execute(
                 update(ConnectedAccount)
                 .where(ConnectedAccount.id == account.id)
-                .values(status="error", error=failure.message, updated_at=utcnow())
+                .values(status=accounts_service.NEEDS_REAUTH, error=failure.message, updated_at=utcnow())
                 .execution_options(synchronize_session=False)
             )
 

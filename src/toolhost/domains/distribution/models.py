@@ -24,7 +24,7 @@ class ConnectedAccount(Base):
     connector: Mapped[str] = mapped_column(String(20))
     username: Mapped[str | None] = mapped_column(String(300), default=None)
     status: Mapped[str] = mapped_column(
-        String(20), default="active", doc="active, expires_soon, expired, revoked, error"
+        String(20), default="active", doc="active, expires_soon, expired, revoked, error, needs_reauth"
     )
     settings: Mapped[dict[str, Any]] = mapped_column(default=dict, doc="non-secret connector settings (URLs, ids)")
     secret: Mapped[str] = mapped_column(Text, doc="Fernet token of the JSON of the token material")

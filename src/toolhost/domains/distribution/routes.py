@@ -31,6 +31,7 @@ from toolhost.platform.rest import read_body
 from toolhost.platform.results import ToolError, ValidationFailed
 from toolhost.providers.connectors import webhook
 from toolhost.providers.connectors.mastodon import MastodonConnector
+from toolhost.providers.connectors.oauth import OAuthConnector
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 from toolhost.providers.connectors.youtube import YouTubeConnector
@@ -86,10 +87,11 @@ async def connect_page(request: Request) -> Response:
     for name in connectors.for_platform(link_platform):
         connector = connectors.get(name)
         assert connector is not None
-        if name == "youtube":
+        if name == "youtube" or isinstance(connector, OAuthConnector):
+            label = connector.sign_in_with if isinstance(connector, OAuthConnector) else "Google"
             forms.append(
-                f'<fieldset><legend>YouTube</legend><p><a href="/app/connect/{html.escape(token)}/oauth/'
-                'youtube">Sign in with Google</a></p></fieldset>'
+                f'<fieldset><legend>{html.escape(name)}</legend><p><a href="/app/connect/{html.escape(token)}/oauth/'
+                f'{html.escape(name)}">Sign in with {html.escape(label)}</a></p></fieldset>'
             )
             continue
         inputs = "".join(
@@ -108,6 +110,11 @@ async def connect_page(request: Request) -> Response:
             f'<form method="post"><fieldset><legend>{html.escape(name)}</legend>'
             f'<input type="hidden" name="connector" value="{name}">{inputs}'
             f'<button type="submit">Connect</button>{oauth}</fieldset></form>'
+        )
+    for name, missing in connectors.unconfigured_for(link_platform).items():
+        forms.append(
+            f"<fieldset><legend>{html.escape(name)}</legend><p>Not available yet: the operator has not set "
+            f"{html.escape(', '.join(missing))}.</p></fieldset>"
         )
     return _page(f"Connect {link_platform}", "".join(forms) or "<p>No connector is configured.</p>")
 
@@ -157,16 +164,24 @@ async def start_oauth(request: Request) -> Response:
     token = request.path_params["token"]
     connector_name = request.path_params["connector"]
     connectors = Connectors(platform.settings)
-    connector = connectors.get(connector_name)
     async with platform.session_factory() as session, session.begin():
         try:
             link = await accounts_service.open_link(session=session, settings=platform.settings, token=token)
-            if connector is None or connector_name not in connectors.for_platform(link.platform):
-                return _page("Not available", "<p>That connector is not configured for this platform.</p>", 400)
+            connector = connectors.require(connector_name, link.platform)
             state = secrets.token_urlsafe(24)
             link.oauth_state = state
             redirect_uri = _redirect_uri(platform.settings)
-            if isinstance(connector, YouTubeConnector):
+            if isinstance(connector, OAuthConnector):
+                authorization = connector.authorization(redirect_uri=redirect_uri, state=state)
+                target = authorization.url
+                # The PKCE verifier stays on toolhost's side, sealed, until the platform sends the person back.
+                link.oauth_settings = {
+                    "connector": connector_name,
+                    "verifier": TokenVault(platform.settings.secret_key).seal(
+                        {"code_verifier": authorization.code_verifier}
+                    ),
+                }
+            elif isinstance(connector, YouTubeConnector):
                 target = connector.authorize_url(redirect_uri=redirect_uri, state=state)
                 link.oauth_settings = {"connector": "youtube"}
             elif isinstance(connector, MastodonConnector):
@@ -193,8 +208,12 @@ async def oauth_callback(request: Request) -> Response:
         link = (
             await session.scalar(select(ConnectionLink).where(ConnectionLink.oauth_state == state)) if state else None
         )
-        if link is None or not code or link.completed_at is not None:
+        if link is None or link.completed_at is not None:
             return _page("Link not usable", "<p>This sign-in does not belong to an open connect page.</p>", 400)
+        if not code:
+            # RFC 6749 §4.1.2.1: the person refused, or the platform did; `error` says which, never a secret.
+            reason = html.escape(request.query_params.get("error", "no authorization code")[:64])
+            return _page("Not connected", f"<p>The platform did not authorize toolhost ({reason}).</p>", 400)
         page_seconds = timedelta(seconds=platform.settings.distribution.connect_page_seconds)
         if link.opened_at is None or link.opened_at + page_seconds <= utcnow():
             return _page("Link not usable", "<p>This connect page expired; start a new link.</p>", 400)
@@ -202,7 +221,15 @@ async def oauth_callback(request: Request) -> Response:
             connector_name = str(link.oauth_settings.get("connector"))
             connector = connectors.get(connector_name)
             redirect_uri = _redirect_uri(platform.settings)
-            if isinstance(connector, YouTubeConnector):
+            if isinstance(connector, OAuthConnector):
+                verifier = TokenVault(platform.settings.secret_key).open(str(link.oauth_settings["verifier"]))
+                result = await connector.complete(
+                    platform=link.platform,
+                    code=code,
+                    redirect_uri=redirect_uri,
+                    code_verifier=verifier.get("code_verifier"),
+                )
+            elif isinstance(connector, YouTubeConnector):
                 result = await connector.exchange_code(code=code, redirect_uri=redirect_uri)
             elif isinstance(connector, MastodonConnector):
                 app = TokenVault(platform.settings.secret_key).open(str(link.oauth_settings["app"]))

@@ -15,6 +15,7 @@ from toolhost.providers import platforms as social_platforms
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
+    from toolhost.domains.media.models import MediaObject
     from toolhost.domains.media.service import ResolvedMedia
 
 VIDEO_EXTENSIONS = {"mp4", "mov", "m4v", "webm", "avi", "mkv", "mpeg", "mpg"}
@@ -120,28 +121,174 @@ def published_text(caption: str, hashtags: Sequence[str]) -> str:
     return "\n\n".join(part for part in (caption, " ".join(missing)) if part)
 
 
+def _limit_text(platform: str) -> str:
+    rules = social_platforms.RULES[platform]
+    if rules.caption_measure == "weighted":
+        return (
+            f"{platform} ({rules.caption_limit} weighted characters: most characters outside Latin and every emoji "
+            "count 2, every link 23)"
+        )
+    return f"{platform} ({rules.caption_limit} characters)"
+
+
+def check_caption_lengths(platforms: Sequence[str], text: str, metadata: dict[str, Any]) -> None:
+    """Every target's caption limit, measured as the platform measures it, and X's thread posts likewise."""
+    lengths = {
+        platform: social_platforms.caption_length(social_platforms.RULES[platform], text) for platform in platforms
+    }
+    too_long = [
+        platform for platform in platforms if lengths[platform] > social_platforms.RULES[platform].caption_limit
+    ]
+    if too_long:
+        raise ValidationFailed(
+            "the caption is over the limit of "
+            + ", ".join(f"{_limit_text(platform)}, this one is {lengths[platform]}" for platform in too_long),
+            rule="caption_limit",
+            limits={platform: social_platforms.RULES[platform].caption_limit for platform in too_long},
+            field_errors=[{"path": "caption", "message": f"too long for {', '.join(too_long)}"}],
+        )
+    if "twitter" not in platforms:
+        return
+    rules = social_platforms.RULES["twitter"]
+    for index, part in enumerate((metadata.get("twitter") or {}).get("thread") or []):
+        length = social_platforms.caption_length(rules, str(part))
+        if length > rules.caption_limit:
+            raise ValidationFailed(
+                f"thread post {index + 1} is over the limit of {_limit_text('twitter')}, this one is {length}",
+                rule="caption_limit",
+                limits={"twitter": rules.caption_limit},
+                field_errors=[{"path": f"platform_metadata.twitter.thread.{index}", "message": "too long for twitter"}],
+            )
+
+
+def _media_refused(platform: str, rule: str, message: str, source: str, **details: Any) -> ValidationFailed:
+    return ValidationFailed(
+        f"{platform}: {message} ({source})",
+        rule=f"{platform}.{rule}",
+        recover_with="change the media, or schedule the post without this platform",
+        field_errors=[{"path": "media", "message": f"breaks {platform}.{rule}"}],
+        **details,
+    )
+
+
+def check_media_rules(platforms: Sequence[str], media: ResolvedMedia) -> None:
+    """Each target's media rules from the platform table: count, formats, sizes, durations and aspect ratios."""
+    for platform in platforms:
+        rules = social_platforms.RULES[platform].media
+        if rules is None or not media.entries:
+            continue
+        if len(media.entries) > rules.max_items:
+            raise _media_refused(
+                platform,
+                "max_items",
+                f"a post carries at most {rules.max_items} media items, this one has {len(media.entries)}",
+                rules.source,
+            )
+        kinds = []
+        for index, (entry, known, name) in enumerate(zip(media.entries, media.known, media.names, strict=True)):
+            content_type = entry.get("content_type") or _type_from_extension(name)
+            kind_name = social_platforms.media_kind(content_type, animated=bool(known and known.animated))
+            if kind_name == "gif" and "gif" not in rules.kinds:
+                kind_name = "image"
+            kind = rules.kinds.get(kind_name or "")
+            if kind is None or content_type not in kind.content_types:
+                allowed = sorted({value for each in rules.kinds.values() for value in each.content_types})
+                raise _media_refused(
+                    platform,
+                    "formats",
+                    f"media {index + 1} is {content_type or 'of an unknown type'}; it takes {', '.join(allowed)}",
+                    rules.source,
+                    allowed=allowed,
+                )
+            kinds.append(kind_name)
+            if known is not None:
+                _check_item(platform, rules.source, f"{kind_name}", kind, index, known)
+        lonely = [kind for kind in kinds if kind in rules.alone]
+        if lonely and len(kinds) > 1:
+            raise _media_refused(
+                platform,
+                f"{lonely[0]}.alone",
+                f"a {lonely[0]} must be the post's only media item, this post has {len(kinds)}",
+                rules.source,
+            )
+
+
+def _check_item(
+    platform: str, source: str, kind_name: str, kind: social_platforms.MediaKind, index: int, known: MediaObject
+) -> None:
+    label = f"media {index + 1} ({kind_name})"
+    if known.size > kind.max_bytes:
+        megabytes, limit = known.size / social_platforms.MB, kind.max_bytes / social_platforms.MB
+        raise _media_refused(
+            platform,
+            f"{kind_name}.max_bytes",
+            f"{label} is {megabytes:.1f} MB; at most {limit:g} MB",
+            source,
+        )
+    seconds = known.duration_seconds
+    if seconds is not None and kind.min_seconds is not None and seconds < kind.min_seconds:
+        raise _media_refused(
+            platform,
+            f"{kind_name}.min_seconds",
+            f"{label} lasts {seconds:.1f} s; at least {kind.min_seconds:g} s",
+            source,
+        )
+    if seconds is not None and kind.max_seconds is not None and seconds > kind.max_seconds:
+        raise _media_refused(
+            platform,
+            f"{kind_name}.max_seconds",
+            f"{label} lasts {seconds:.1f} s; at most {kind.max_seconds:g} s",
+            source,
+        )
+    if not known.width or not known.height:
+        return
+    if kind.min_side is not None and min(known.width, known.height) < kind.min_side:
+        raise _media_refused(
+            platform,
+            f"{kind_name}.min_side",
+            f"{label} is {known.width}x{known.height}; each side at least {kind.min_side} px",
+            source,
+        )
+    aspect = known.width / known.height
+    if (kind.min_aspect is not None and aspect < kind.min_aspect) or (
+        kind.max_aspect is not None and aspect > kind.max_aspect
+    ):
+        raise _media_refused(
+            platform,
+            f"{kind_name}.aspect_ratio",
+            f"{label} is {known.width}x{known.height} (aspect {aspect:.2f}); "
+            f"between {kind.min_aspect or 0:.2f} and {kind.max_aspect or 0:.2f}",
+            source,
+        )
+
+
+def _type_from_extension(name: str) -> str:
+    extension = _extension(name)
+    if extension in VIDEO_EXTENSIONS:
+        return "video/mp4" if extension in ("mp4", "m4v") else f"video/{extension}"
+    if extension in IMAGE_EXTENSIONS:
+        return "image/jpeg" if extension in ("jpg", "jpeg") else f"image/{extension}"
+    return ""
+
+
 def check_platform_rules(
     *,
     platforms: Sequence[str],
     text: str,
     title: str | None,
     media_type: str | None,
-    media_count: int,
+    media: ResolvedMedia,
     metadata: dict[str, Any],
 ) -> None:
-    """Caption limits, required media and titles, TikTok's privacy rules (CATALOG.md §1.5, §10)."""
-    too_long = [platform for platform in platforms if len(text) > social_platforms.RULES[platform].caption_limit]
-    if too_long:
-        raise ValidationFailed(
-            "the caption is over the limit of "
-            + ", ".join(f"{p} ({social_platforms.RULES[p].caption_limit})" for p in too_long),
-            field_errors=[{"path": "caption", "message": f"too long for {', '.join(too_long)}"}],
-        )
+    """Caption limits, media rules, required media and titles, TikTok's privacy rules (CATALOG.md §1.5, §10)."""
+    check_caption_lengths(platforms, text, metadata)
+    media_count = len(media.entries)
     if media_type == "CAROUSEL_ALBUM" and not 2 <= media_count <= 10:
         raise ValidationFailed(
             "CAROUSEL_ALBUM needs 2 to 10 media items",
             field_errors=[{"path": "media_type", "message": "needs 2-10 items"}],
         )
+    check_media_rules(platforms, media)
     missing_media = [
         platform for platform in platforms if social_platforms.RULES[platform].needs_media and media_count == 0
     ]

@@ -82,6 +82,8 @@ class LinkedInOptions(_Options):
 
 
 class TwitterOptions(_Options):
+    # Posts published as replies below the first, in order (an X thread); the caption is the first post.
+    thread: Annotated[list[Text], Field(max_length=24)] | None = None
     paid_partnership: bool | None = None
     disclosure: ShortText | Record | None = None
     disclosure_text: ShortText | None = None

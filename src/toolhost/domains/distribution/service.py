@@ -178,7 +178,7 @@ async def schedule_plan_post(
             text=rules.published_text(caption, hashtags),
             title=post.get("title"),
             media_type=media_type,
-            media_count=len(media.entries),
+            media=media,
             metadata=metadata,
         )
         await charge(1)
@@ -417,7 +417,7 @@ async def schedule(
         text=rules.published_text(final_caption, normalized_hashtags),
         title=title,
         media_type=media_type,
-        media_count=len(media.entries),
+        media=media,
         metadata=metadata,
     )
     record = await idempotency.remember(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, String
+from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from toolhost.db.base import Base, new_id, utcnow
@@ -28,4 +28,9 @@ class MediaObject(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     file_name: Mapped[str | None] = mapped_column(String(255), default=None)
     job_id: Mapped[uuid.UUID | None] = mapped_column(default=None, index=True)
+    # Measured from the bytes when stored (providers.media_facts), for the platforms' media rules.
+    width: Mapped[int | None] = mapped_column(Integer, default=None)
+    height: Mapped[int | None] = mapped_column(Integer, default=None)
+    duration_seconds: Mapped[float | None] = mapped_column(Float, default=None)
+    animated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

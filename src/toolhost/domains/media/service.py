@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -24,6 +25,7 @@ from toolhost.domains.media.models import MediaObject
 from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 from toolhost.providers.fetch import Fetcher
+from toolhost.providers.media_facts import MediaFacts, measure
 from toolhost.providers.media_store import LocalMediaStore, S3MediaStore
 
 if TYPE_CHECKING:
@@ -249,6 +251,7 @@ class StoredBytes:
     size: int
     sha256: str
     file_name: str | None = None
+    facts: MediaFacts = field(default_factory=MediaFacts)
 
 
 async def put(
@@ -264,6 +267,7 @@ async def put(
     """Writes checked bytes to the store under a new key; `record` then makes the key usable."""
     key = new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type)
     await store(settings).put(key, data)
+    facts = await asyncio.to_thread(measure, data, content_type)
     return StoredBytes(
         key=key,
         account_id=account_id,
@@ -273,6 +277,7 @@ async def put(
         size=len(data),
         sha256=hashlib.sha256(data).hexdigest(),
         file_name=file_name,
+        facts=facts,
     )
 
 
@@ -288,6 +293,10 @@ async def record(*, session: AsyncSession, stored: StoredBytes, job_id: uuid.UUI
         sha256=stored.sha256,
         file_name=stored.file_name,
         job_id=job_id,
+        width=stored.facts.width,
+        height=stored.facts.height,
+        duration_seconds=stored.facts.duration_seconds,
+        animated=stored.facts.animated,
     )
     session.add(media)
     await session.flush()
@@ -418,10 +427,12 @@ async def job_output(
 
 @dataclass
 class ResolvedMedia:
-    """Media of a post: stored entries ({r2_key, content_type}) or external https URLs ({url})."""
+    """Media of a post: stored entries ({r2_key, content_type}) or external https URLs ({url}), and what is
+    known of each for the platforms' media rules (nothing of a URL toolhost did not fetch)."""
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
+    known: list[MediaObject | None] = field(default_factory=list)
 
 
 async def resolve_references(
@@ -445,6 +456,7 @@ async def resolve_references(
         )
         media.entries.append({"r2_key": stored.key, "content_type": stored.content_type})
         media.names.append(stored.key)
+        media.known.append(stored)
     for job_id in job_ids:
         try:
             parsed = uuid.UUID(job_id)
@@ -462,6 +474,7 @@ async def resolve_references(
         stored = await job_output(session=session, job_id=parsed, accessible_project_ids=accessible_project_ids)
         media.entries.append({"r2_key": stored.key, "content_type": stored.content_type})
         media.names.append(stored.key)
+        media.known.append(stored)
     for index, url in enumerate(urls):
         path = "media_url" if len(urls) == 1 else f"media_urls.{index}"
         if auto_rehost:
@@ -477,6 +490,7 @@ async def resolve_references(
                 content_type=None,
             )
             media.entries.append({"r2_key": rehosted.media.key, "content_type": rehosted.media.content_type})
+            media.known.append(rehosted.media)
         else:
             if not url.lower().startswith("https://"):
                 raise ValidationFailed(
@@ -486,5 +500,6 @@ async def resolve_references(
             await end_unit_of_work(session)
             await fetcher.check_url(url, https_only=True)
             media.entries.append({"url": url})
+            media.known.append(None)
         media.names.append(url)
     return media

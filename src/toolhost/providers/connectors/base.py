@@ -29,18 +29,35 @@ COMMENTS_DELETE = "comments.delete"
 
 
 class PublishFailed(Exception):
-    """A publication did not happen; `retryable` says whether the same request may succeed later."""
+    """A publication did not happen; `retryable` says whether the same request may succeed later.
 
-    def __init__(self, message: str, *, retryable: bool, authentication: bool = False) -> None:
+    `authentication`: the platform refused the account's credentials (the account needs a new sign-in).
+    `retry_at`: the platform said when it takes requests again (a rate limit's reset); not before then.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        authentication: bool = False,
+        retry_at: datetime | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
         self.authentication = authentication
+        self.retry_at = retry_at
 
 
 @dataclass(slots=True)
 class AccountSession:
-    """One connected account as a connector sees it; `changed` is set when token material was refreshed."""
+    """One connected account as a connector sees it; `changed` is set when token material was refreshed.
+
+    `persist` stores refreshed token material at once (a platform that rotates refresh tokens has already
+    invalidated the old one); `reload` reads what is stored now (another worker may have refreshed first).
+    Callers that pass neither store `secrets` themselves when `changed` is set.
+    """
 
     platform: str
     username: str | None
@@ -48,6 +65,8 @@ class AccountSession:
     secrets: dict[str, Any]
     expires_at: datetime | None = None
     changed: bool = False
+    persist: Callable[[AccountSession], Awaitable[None]] | None = None
+    reload: Callable[[], Awaitable[dict[str, Any]]] | None = None
 
     def update_secrets(self, secrets: dict[str, Any], *, expires_at: datetime | None = None) -> None:
         """Replaces token material after a refresh; the caller re-encrypts and stores it."""
@@ -135,12 +154,25 @@ class Connector:
 
     name: ClassVar[str]
     capabilities: ClassVar[frozenset[str]]
+    # The platforms it publishes to (webhook: every social platform), and the media kinds it uploads.
+    platforms: ClassVar[tuple[str, ...]]
+    media_kinds: ClassVar[tuple[str, ...]] = ()
+    # Metrics and comments arrive from the other side (a webhook receiver) instead of being pulled.
+    pushed: ClassVar[bool] = False
     # What the connect page asks for: field name -> label. "secret" fields are never echoed.
     connect_fields: ClassVar[dict[str, str]] = {}
     secret_fields: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, fetcher: Fetcher) -> None:
         self.fetcher = fetcher
+
+    def required_settings(self) -> list[str]:
+        """The operator's settings (environment variables) the connector needs before accounts can connect."""
+        return []
+
+    def missing_settings(self) -> list[str]:
+        """The required settings that are not set on this server."""
+        return []
 
     def require(self, capability: str) -> None:
         """Refuses a capability this connector does not have (CATALOG.md §1.12)."""

@@ -80,6 +80,8 @@ class BlueskyConnector(Connector):
     """Posts, images, counters and replies on Bluesky (or any AT Protocol PDS)."""
 
     name: ClassVar[str] = "bluesky"
+    platforms: ClassVar[tuple[str, ...]] = ("bluesky",)
+    media_kinds: ClassVar[tuple[str, ...]] = ("image",)
     capabilities: ClassVar[frozenset[str]] = frozenset(
         {PUBLISH, METRICS, COMMENTS_LIST, COMMENTS_REPLY, COMMENTS_POST, COMMENTS_DELETE}
     )

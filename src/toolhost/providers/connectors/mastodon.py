@@ -66,6 +66,8 @@ class MastodonConnector(Connector):
     """Statuses, media, counters and replies on any Mastodon-API instance."""
 
     name: ClassVar[str] = "mastodon"
+    platforms: ClassVar[tuple[str, ...]] = ("mastodon",)
+    media_kinds: ClassVar[tuple[str, ...]] = ("image", "gif", "video")
     capabilities: ClassVar[frozenset[str]] = frozenset(
         {PUBLISH, METRICS, COMMENTS_LIST, COMMENTS_REPLY, COMMENTS_POST, COMMENTS_DELETE}
     )

@@ -1,64 +1,170 @@
-"""Which connectors exist, which platforms each serves, and building them from the settings."""
+"""Which connectors exist, which platforms each serves, and building them from the settings.
+
+Every known connector is built; those the operator enabled and configured serve accounts. An enabled connector
+whose app settings are missing serves nothing and answers a validation_error naming those settings.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolhost.providers.connectors.base import Connector
+from toolhost.platform.results import ValidationFailed
+from toolhost.providers.connectors.base import (
+    COMMENTS_DELETE,
+    COMMENTS_LIST,
+    COMMENTS_MODERATE,
+    COMMENTS_POST,
+    COMMENTS_REPLY,
+    METRICS,
+    PUBLISH,
+    Connector,
+)
 from toolhost.providers.connectors.bluesky import BlueskyConnector
 from toolhost.providers.connectors.mastodon import MastodonConnector
+from toolhost.providers.connectors.oauth import OAuthApp
 from toolhost.providers.connectors.webhook import WebhookConnector
+from toolhost.providers.connectors.x import SCOPES as X_SCOPES
+from toolhost.providers.connectors.x import XConnector
 from toolhost.providers.connectors.youtube import YouTubeConnector
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
-from toolhost.platform.fields import SOCIAL_PLATFORMS
 
-# The platform each platform-specific connector serves; webhook serves every publishing platform.
-NATIVE_PLATFORM = {"mastodon": "mastodon", "bluesky": "bluesky", "youtube": "youtube"}
+SETTINGS_PREFIX = "TOOLHOST_DISTRIBUTION__CONNECTORS__"
+COMMENT_CAPABILITIES = (COMMENTS_LIST, COMMENTS_REPLY, COMMENTS_POST, COMMENTS_MODERATE, COMMENTS_DELETE)
 
 
-class Connectors:
-    """The configured connectors of one process, sharing one SSRF-safe fetcher."""
+@dataclass(frozen=True, slots=True)
+class ConnectorInfo:
+    """What `toolhost connectors list` shows of one connector."""
 
-    def __init__(self, settings: Settings, fetcher: Fetcher | None = None) -> None:
-        options = settings.distribution.connectors
-        self.fetcher = fetcher or Fetcher(settings.fetch)
-        built: dict[str, Connector] = {
-            "webhook": WebhookConnector(
-                self.fetcher,
-                timeout=options.webhook_timeout,
-                attempts=options.webhook_attempts,
-                backoff=options.webhook_backoff,
-            ),
-            "mastodon": MastodonConnector(self.fetcher),
-            "bluesky": BlueskyConnector(self.fetcher, service=options.bluesky_service, web=options.bluesky_web),
-        }
-        youtube = YouTubeConnector(
-            self.fetcher,
+    name: str
+    platforms: tuple[str, ...]
+    enabled: bool
+    publish: bool
+    media_kinds: tuple[str, ...]
+    comments: tuple[str, ...]
+    # "pull" (asked of the platform), "push" (sent by a webhook receiver) or "none"
+    analytics: str
+    settings: tuple[str, ...]
+    missing_settings: tuple[str, ...]
+
+    @property
+    def ready(self) -> bool:
+        """Enabled with every setting it needs."""
+        return self.enabled and not self.missing_settings
+
+
+def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
+    """Every connector toolhost has, configured from the settings (enabled or not)."""
+    options = settings.distribution.connectors
+    x_secret = options.x_client_secret.get_secret_value() if options.x_client_secret else None
+    return {
+        "webhook": WebhookConnector(
+            fetcher, timeout=options.webhook_timeout, attempts=options.webhook_attempts, backoff=options.webhook_backoff
+        ),
+        "mastodon": MastodonConnector(fetcher),
+        "bluesky": BlueskyConnector(fetcher, service=options.bluesky_service, web=options.bluesky_web),
+        "youtube": YouTubeConnector(
+            fetcher,
             client_id=options.youtube_client_id,
             client_secret=options.youtube_client_secret,
             auth_url=options.youtube_auth_url,
             token_url=options.youtube_token_url,
             api_url=options.youtube_api_url,
             upload_url=options.youtube_upload_url,
-        )
-        if youtube.configured:
-            built["youtube"] = youtube
-        self._connectors = {name: connector for name, connector in built.items() if name in options.enabled}
+        ),
+        "x": XConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.x_client_id,
+                client_secret=x_secret,
+                authorize_url=options.x_authorize_url,
+                token_url=options.x_token_url,
+                scopes=X_SCOPES,
+                setting_names=(f"{SETTINGS_PREFIX}X_CLIENT_ID", f"{SETTINGS_PREFIX}X_CLIENT_SECRET"),
+            ),
+            api_url=options.x_api_url,
+            rate_limit_wait=options.rate_limit_wait,
+            media_processing_polls=options.media_processing_polls,
+        ),
+    }
+
+
+class Connectors:
+    """The configured connectors of one process, sharing one SSRF-safe fetcher."""
+
+    def __init__(self, settings: Settings, fetcher: Fetcher | None = None) -> None:
+        self.fetcher = fetcher or Fetcher(settings.fetch)
+        enabled = settings.distribution.connectors.enabled
+        self._all = build_all(settings, self.fetcher)
+        self._enabled = {name: connector for name, connector in self._all.items() if name in enabled}
+        self._connectors = {
+            name: connector for name, connector in self._enabled.items() if not connector.missing_settings()
+        }
 
     def get(self, name: str) -> Connector | None:
-        """The connector of that name when configured."""
+        """The connector of that name when enabled and configured."""
         return self._connectors.get(name)
 
     def names(self) -> list[str]:
-        """Every configured connector."""
+        """Every enabled and configured connector."""
         return list(self._connectors)
 
     def for_platform(self, platform: str) -> list[str]:
-        """The configured connectors that can publish to a platform (store platforms have none built in)."""
-        names = [name for name, native in NATIVE_PLATFORM.items() if native == platform and name in self._connectors]
-        if platform in SOCIAL_PLATFORMS and "webhook" in self._connectors:
-            names.append("webhook")
-        return names
+        """The configured connectors that can publish to a platform, the platform's own before webhook."""
+        return sorted(
+            (name for name, connector in self._connectors.items() if platform in connector.platforms),
+            key=lambda name: name == "webhook",
+        )
+
+    def unconfigured_for(self, platform: str) -> dict[str, list[str]]:
+        """Enabled connectors of a platform that lack app settings, each with the settings it lacks."""
+        return {
+            name: connector.missing_settings()
+            for name, connector in self._enabled.items()
+            if platform in connector.platforms and connector.missing_settings()
+        }
+
+    def require(self, name: str, platform: str) -> Connector:
+        """The connector that will serve an account; a validation_error names the settings it still needs."""
+        connector = self._connectors.get(name)
+        if connector is not None and platform in connector.platforms:
+            return connector
+        unconfigured = self._enabled.get(name)
+        if unconfigured is not None and platform in unconfigured.platforms:
+            missing = unconfigured.missing_settings()
+            raise ValidationFailed(
+                f"the {name} connector needs its app settings: {', '.join(missing)} are not set",
+                recover_with="ask the operator to register the app with the platform and set these settings",
+                connector=name,
+                missing_settings=missing,
+            )
+        raise ValidationFailed(
+            f"connector {name!r} is not configured for {platform}",
+            configured=self.for_platform(platform),
+            field_errors=[{"path": "connector", "message": "not configured for this platform"}],
+        )
+
+    def describe(self) -> list[ConnectorInfo]:
+        """Every connector toolhost has: its platforms, what it supports and the settings it needs."""
+        return [
+            ConnectorInfo(
+                name=name,
+                platforms=connector.platforms,
+                enabled=name in self._enabled,
+                publish=PUBLISH in connector.capabilities,
+                media_kinds=connector.media_kinds,
+                comments=tuple(
+                    capability.removeprefix("comments.")
+                    for capability in COMMENT_CAPABILITIES
+                    if capability in connector.capabilities
+                ),
+                analytics=("push" if connector.pushed else "pull") if METRICS in connector.capabilities else "none",
+                settings=tuple(connector.required_settings()),
+                missing_settings=tuple(connector.missing_settings()),
+            )
+            for name, connector in self._all.items()
+        ]

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from toolhost.platform.fields import SOCIAL_PLATFORMS
 from toolhost.platform.results import UpstreamFailed, ValidationFailed
 from toolhost.providers.connectors.base import (
     COMMENTS_LIST,
@@ -68,6 +69,10 @@ class WebhookConnector(Connector):
     """Publishes to any platform through the operator's own receiver."""
 
     name: ClassVar[str] = "webhook"
+    platforms: ClassVar[tuple[str, ...]] = SOCIAL_PLATFORMS
+    # Media travels as signed URLs, so any kind the post carries.
+    media_kinds: ClassVar[tuple[str, ...]] = ("image", "gif", "video")
+    pushed: ClassVar[bool] = True
     # Metrics and comments are pushed by the receiver (POST /v1/connectors/webhook/events), not pulled.
     capabilities: ClassVar[frozenset[str]] = frozenset({PUBLISH, METRICS, COMMENTS_LIST})
     connect_fields: ClassVar[dict[str, str]] = {"url": "Receiver URL (https)"}

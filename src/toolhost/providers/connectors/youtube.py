@@ -45,6 +45,10 @@ SCOPES = " ".join(
     )
 )
 REFRESH_MARGIN = timedelta(seconds=60)
+SETTINGS = (
+    "TOOLHOST_DISTRIBUTION__CONNECTORS__YOUTUBE_CLIENT_ID",
+    "TOOLHOST_DISTRIBUTION__CONNECTORS__YOUTUBE_CLIENT_SECRET",
+)
 MODERATION = {
     "hide": "heldForReview",
     "hold": "heldForReview",
@@ -58,6 +62,8 @@ class YouTubeConnector(Connector):
     """Uploads videos to the authorized channel; reads statistics; manages comments."""
 
     name: ClassVar[str] = "youtube"
+    platforms: ClassVar[tuple[str, ...]] = ("youtube",)
+    media_kinds: ClassVar[tuple[str, ...]] = ("video",)
     capabilities: ClassVar[frozenset[str]] = frozenset(
         {PUBLISH, METRICS, COMMENTS_LIST, COMMENTS_REPLY, COMMENTS_POST, COMMENTS_MODERATE, COMMENTS_DELETE}
     )
@@ -87,6 +93,14 @@ class YouTubeConnector(Connector):
     def configured(self) -> bool:
         """Whether the operator supplied OAuth client credentials."""
         return bool(self.client_id and self.client_secret)
+
+    def required_settings(self) -> list[str]:
+        """The operator's Google OAuth client."""
+        return list(SETTINGS)
+
+    def missing_settings(self) -> list[str]:
+        """The OAuth client settings that are not set."""
+        return [name for name, value in zip(SETTINGS, (self.client_id, self.client_secret), strict=True) if not value]
 
     def authorize_url(self, *, redirect_uri: str, state: str) -> str:
         """Google's consent page for the channel owner (offline access, so a refresh token comes back)."""
