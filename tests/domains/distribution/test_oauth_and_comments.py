@@ -22,6 +22,7 @@ from toolhost.platform.results import ValidationFailed
 from toolhost.platform.runtime import Platform
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
+from toolhost.providers.fetch import PRIVATE_ADDRESS
 
 CALLBACK = "http://testserver/app/connect/oauth/callback"
 AUTHORIZE = "https://accounts.example.test/o/oauth2/auth"
@@ -69,6 +70,35 @@ async def accounts_on(platform: Platform, platform_name: str) -> list[ConnectedA
     async with platform.session_factory() as session:
         found = await session.scalars(select(ConnectedAccount).where(ConnectedAccount.platform == platform_name))
         return list(found)
+
+
+# IPv6 forms that carry a private IPv4 address; the tests allow 127.0.0.1 itself, and these must not ride on that.
+EMBEDDED_PRIVATE_HOSTS = [
+    "[64:ff9b::7f00:1]",  # NAT64 of 127.0.0.1
+    "[64:ff9b::a9fe:a9fe]",  # NAT64 of 169.254.169.254
+    "[64:ff9b:1::a00:1]",  # local-use NAT64
+    "[2002:7f00:1::1]",  # 6to4 of 127.0.0.1
+    "[2002:a00:1::1]",  # 6to4 of 10.0.0.1
+    "[::ffff:0:7f00:1]",  # IPv4-translated 127.0.0.1
+]
+
+
+@pytest.mark.parametrize("host", EMBEDDED_PRIVATE_HOSTS)
+async def test_the_connect_page_refuses_urls_that_reach_a_private_ipv4_address_through_ipv6(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, host: str
+) -> None:
+    webhook_page = await open_page(tenant, client, "threads")
+    refused = await client.post(webhook_page, data={"connector": "webhook", "url": f"https://{host}/hook"})
+    assert refused.status_code == 400 and PRIVATE_ADDRESS in refused.text
+
+    mastodon_page = await open_page(tenant, client, "mastodon")
+    refused = await client.post(
+        mastodon_page, data={"connector": "mastodon", "instance_url": f"https://{host}", "access_token": "t"}
+    )
+    assert refused.status_code == 400 and PRIVATE_ADDRESS in refused.text
+    refused = await client.get(f"{mastodon_page}/oauth/mastodon", params={"instance_url": f"https://{host}"})
+    assert refused.status_code == 400 and PRIVATE_ADDRESS in refused.text
+    assert await accounts_on(platform, "threads") == [] and await accounts_on(platform, "mastodon") == []
 
 
 async def test_the_connect_page_completes_mastodon_oauth_on_the_instance(
