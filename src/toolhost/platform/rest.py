@@ -64,7 +64,10 @@ def error_response(error: ToolError, request_id: str | None = None) -> JSONRespo
         headers["WWW-Authenticate"] = "Bearer"
     if "retry_after" in error.details:
         headers["Retry-After"] = str(error.details["retry_after"])
-    return JSONResponse({**result, "error": result["structuredContent"]["error"]}, error.http_status(), headers)
+    status = error.http_status()
+    if status == 413:
+        headers["Connection"] = "close"  # the server reads no more of the body; the client stops sending it
+    return JSONResponse({**result, "error": result["structuredContent"]["error"]}, status, headers)
 
 
 class ToolResultResponse(JSONResponse):

@@ -18,6 +18,7 @@ import secrets
 import uuid
 from datetime import timedelta
 from typing import Any
+from urllib.parse import parse_qs
 
 from sqlalchemy import select
 from starlette.requests import Request
@@ -114,11 +115,15 @@ async def connect_page(request: Request) -> Response:
 
 async def _submit(request: Request, token: str, connectors: Connectors) -> Response:
     platform = _platform(request)
-    body = await request.body()
-    if len(body) > FORM_MAX_BYTES:
-        return _page("Too large", "<p>The form is too large.</p>", 413)
-    form = await request.form()
-    fields = {name: str(value) for name, value in form.items() if isinstance(value, str)}
+    try:
+        body = await read_body(request, FORM_MAX_BYTES)
+    except ValidationFailed:
+        response = _page("Too large", "<p>The form is too large.</p>", 413)
+        response.headers["Connection"] = "close"
+        return response
+    fields = {
+        name: values[0] for name, values in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()
+    }
     connector_name = fields.pop("connector", "")
     async with platform.session_factory() as session, session.begin():
         try:
@@ -228,7 +233,7 @@ async def webhook_events(request: Request) -> Response:
     try:
         body = await read_body(request, EVENTS_MAX_BYTES)
     except ValidationFailed:
-        return JSONResponse({"error": "body over 1 MB"}, status_code=413)
+        return JSONResponse({"error": "body over 1 MB"}, status_code=413, headers={"Connection": "close"})
     try:
         document = json.loads(body)
         account_id = uuid.UUID(str(document["account_id"]))
