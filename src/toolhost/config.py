@@ -141,6 +141,12 @@ class MediaSettings(BaseModel):
     retention_sweep_seconds: float = Field(
         default=3600, description="Seconds between one worker's sweeps for media past its retention."
     )
+    orphan_grace_seconds: float = Field(
+        default=86400,
+        ge=0,
+        description="Age a stored file no row names must reach before the sweep deletes it: a job's output is "
+        "written just before its row commits with the job, and must not be swept in between.",
+    )
     max_fetch_bytes: int = Field(default=100 * 1024 * 1024, description="Largest media fetched by URL.")
     max_upload_bytes: int = Field(default=10 * 1024 * 1024, description="Largest decoded base64 upload.")
     store: Literal["local", "s3"] = Field(

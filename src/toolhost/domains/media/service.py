@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -15,7 +16,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
@@ -239,7 +240,7 @@ def new_key(*, project_id: uuid.UUID | None, account_id: uuid.UUID, kind: str, c
 
 @dataclass(frozen=True, slots=True)
 class StoredBytes:
-    """Bytes written to the media store under a new key, not yet recorded (a key without a row is unusable)."""
+    """Bytes to keep under a new key, and what their row records (a key without a row is unusable)."""
 
     key: str
     account_id: uuid.UUID
@@ -249,6 +250,28 @@ class StoredBytes:
     size: int
     sha256: str
     file_name: str | None = None
+
+
+def describe(
+    *,
+    account_id: uuid.UUID,
+    project_id: uuid.UUID | None,
+    data: bytes,
+    content_type: str,
+    kind: str,
+    file_name: str | None = None,
+) -> StoredBytes:
+    """A fresh key for checked bytes, with the facts their row records."""
+    return StoredBytes(
+        key=new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type),
+        account_id=account_id,
+        project_id=project_id,
+        kind=kind,
+        content_type=content_type,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        file_name=file_name,
+    )
 
 
 async def put(
@@ -261,19 +284,21 @@ async def put(
     kind: str = "uploads",
     file_name: str | None = None,
 ) -> StoredBytes:
-    """Writes checked bytes to the store under a new key; `record` then makes the key usable."""
-    key = new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type)
-    await store(settings).put(key, data)
-    return StoredBytes(
-        key=key,
+    """Writes a job's output to the store under a new key; `record` makes the key usable with the job's completion.
+
+    The file precedes its row here, since the row must commit with the job's completion: a completion that fails
+    deletes the file again (the runner's discard), and the retention sweep removes what a crash in between left.
+    """
+    stored = describe(
         account_id=account_id,
         project_id=project_id,
-        kind=kind,
+        data=data,
         content_type=content_type,
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
+        kind=kind,
         file_name=file_name,
     )
+    await store(settings).put(stored.key, data)
+    return stored
 
 
 async def record(*, session: AsyncSession, stored: StoredBytes, job_id: uuid.UUID | None = None) -> MediaObject:
@@ -302,21 +327,29 @@ async def save(
     project_id: uuid.UUID | None,
     data: bytes,
     content_type: str,
-    kind: str = "uploads",
     file_name: str | None = None,
-    job_id: uuid.UUID | None = None,
 ) -> Upload:
-    """Writes checked bytes to the store and records the key."""
-    stored = await put(
-        settings=settings,
+    """Stores an upload: its row commits first, then the file is written, so no file exists that no row names.
+
+    A write that fails deletes the row again; a write whose caller is cancelled (the client went away) still
+    finishes, so the committed row keeps its file.
+    """
+    stored = describe(
         account_id=account_id,
         project_id=project_id,
         data=data,
         content_type=content_type,
-        kind=kind,
+        kind="uploads",
         file_name=file_name,
     )
-    media = await record(session=session, stored=stored, job_id=job_id)
+    media = await record(session=session, stored=stored)
+    await end_unit_of_work(session)
+    try:
+        await asyncio.shield(store(settings).put(stored.key, data))
+    except Exception:
+        await session.execute(delete(MediaObject).where(MediaObject.id == media.id))
+        await end_unit_of_work(session)
+        raise
     return Upload(media=media, signed_url=signed_url(settings, stored.key))
 
 
