@@ -136,6 +136,7 @@ def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, 
         output = "".join(lines)
         key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", output).group(1)  # type: ignore[union-attr]
         assert (tmp_path / "toolhost.db").exists()
+        assert f"Secret keys: {(tmp_path / 'toolhost.secret').resolve()} (owner-only" in output
         base = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Bearer {key}"}
         assert len(httpx.get(f"{base}/v1/tools", headers=headers).json()) >= 40

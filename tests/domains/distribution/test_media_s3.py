@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -34,8 +33,7 @@ def settings(database_url: str, media: dict[str, Any]) -> Settings:
 
 
 def signed_path(settings: Settings, key: str) -> str:
-    expires = int(time.time()) + 60
-    return f"/media/{key}?exp={expires}&sig={media_service.signature(settings, key, expires)}"
+    return media_service.signed_url(settings, key, ttl=60).removeprefix(settings.api_root)
 
 
 async def test_an_upload_lands_in_the_bucket_under_its_key_and_toolhost_serves_it_signed(

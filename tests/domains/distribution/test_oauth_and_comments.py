@@ -133,7 +133,7 @@ async def test_the_connect_page_completes_mastodon_oauth_on_the_instance(
         [account] = await accounts_on(platform, "mastodon")
         assert (account.connector, account.project_id) == ("mastodon", tenant.project_id)
         assert stand_in.token not in account.secret
-        assert TokenVault(platform.settings.secret_key).open(account.secret)["access_token"] == stand_in.token
+        assert TokenVault(platform.settings.keyring).open(account.secret)["access_token"] == stand_in.token
         waited = await tenant.data("wait_for_connection", {"platform": "mastodon"})
         assert (waited["connected"], waited["account_id"]) == (True, str(account.id))
 
@@ -174,7 +174,7 @@ async def test_the_connect_page_completes_youtube_oauth_and_a_bad_code_connects_
     assert account.username == "Alice Channel"
     assert account.settings["channel_id"] == "UC123"
     assert account.has_refresh_token
-    secrets = TokenVault(platform.settings.secret_key).open(account.secret)
+    secrets = TokenVault(platform.settings.keyring).open(account.secret)
     assert (secrets["refresh_token"], secrets["access_token"]) == (
         stand_in.refresh_token,
         stand_in.access_token,
@@ -189,7 +189,7 @@ async def test_youtube_lists_posts_replies_to_moderates_and_deletes_comments(
     account = await connect(platform, tenant.project_id, "youtube", "youtube", {"refresh_token": "refresh-yt"})
     connector = Connectors(platform.settings).get("youtube")
     assert connector is not None
-    view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
+    view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
     viewer = stand_in.add_comment(text="Great video!", author="Bob", video_id="vid1", parent_id=None)
     stand_in.add_comment(text="On another video", author="Carol", video_id="vid2", parent_id=None)
 
@@ -237,7 +237,7 @@ async def test_bluesky_lists_replies_replies_in_thread_and_deletes_only_its_own(
         )
         connector = Connectors(platform.settings).get("bluesky")
         assert connector is not None
-        view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
+        view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
         stand_in.records["post1"] = {"text": "Our launch", "createdAt": "2026-11-20T00:00:00Z"}
         root_uri = f"at://{stand_in.did}/app.bsky.feed.post/post1"
         bob_uri = "at://did:plc:bob/app.bsky.feed.post/r1"

@@ -117,7 +117,7 @@ async def test_the_connect_page_creates_a_webhook_account_and_shows_its_secret_o
     async with platform.session_factory() as session:
         account = await session.scalar(select(ConnectedAccount).where(ConnectedAccount.platform == "threads"))
     assert account is not None
-    assert TokenVault(platform.settings.secret_key).open(account.secret)["signing_secret"] == secret.group(1)
+    assert TokenVault(platform.settings.keyring).open(account.secret)["signing_secret"] == secret.group(1)
     assert (await client.get(path)).status_code == 404  # single use
 
     connected = await tenant.data("wait_for_connection", {"platform": "threads"})
@@ -137,7 +137,7 @@ async def test_webhook_events_need_the_account_signature(
     async with platform.session_factory() as session:
         account = await session.get(ConnectedAccount, account_id)
     assert account is not None
-    secret = TokenVault(platform.settings.secret_key).open(account.secret)["signing_secret"]
+    secret = TokenVault(platform.settings.keyring).open(account.secret)["signing_secret"]
     body = json.dumps(
         {
             "account_id": str(account_id),
@@ -170,7 +170,7 @@ async def test_every_malformed_webhook_events_body_is_a_validation_error_with_a_
     async with platform.session_factory() as session:
         account = await session.get(ConnectedAccount, account_id)
     assert account is not None
-    secret = TokenVault(platform.settings.secret_key).open(account.secret)["signing_secret"]
+    secret = TokenVault(platform.settings.keyring).open(account.secret)["signing_secret"]
     event = b'{"account_id": "%s", "comments": [{"external_post_id": "ext-1", "id": "c1", "text": %s}]}'
     bodies = {
         "nested too deeply": (b"[" * 100_000 + b"]" * 100_000, "$"),

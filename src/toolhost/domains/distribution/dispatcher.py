@@ -101,7 +101,7 @@ async def publish(run: JobRun) -> JobResult:
     connector = run.context.shared(Connectors, lambda: Connectors(run.settings)).get(account.connector)
     if connector is None:
         raise JobFailed(f"connector {account.connector} is not configured", reason="publish_failed")
-    vault = TokenVault(run.settings.secret_key)
+    vault = TokenVault(run.settings.keyring)
     view = accounts_service.session_of(account, vault)
 
     async def save_state(state: dict[str, Any]) -> None:

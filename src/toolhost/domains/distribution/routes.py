@@ -180,7 +180,7 @@ async def start_oauth(request: Request) -> Response:
                 app = await connector.register_app(
                     instance_url=request.query_params.get("instance_url", ""), redirect_uri=redirect_uri
                 )
-                vault = TokenVault(platform.settings.secret_key)
+                vault = TokenVault(platform.settings.keyring)
                 link.oauth_settings = {"connector": "mastodon", "app": vault.seal(app)}
                 target = connector.authorize_url(app=app, redirect_uri=redirect_uri, state=state)
             else:
@@ -212,7 +212,7 @@ async def oauth_callback(request: Request) -> Response:
             if isinstance(connector, YouTubeConnector):
                 result = await connector.exchange_code(code=code, redirect_uri=redirect_uri)
             elif isinstance(connector, MastodonConnector):
-                app = TokenVault(platform.settings.secret_key).open(str(link.oauth_settings["app"]))
+                app = TokenVault(platform.settings.keyring).open(str(link.oauth_settings["app"]))
                 result = await connector.exchange_code(app=app, redirect_uri=redirect_uri, code=code)
             else:
                 return _page("Not available", "<p>That connector is not configured.</p>", 400)
@@ -244,7 +244,7 @@ async def webhook_events(request: Request) -> Response:
         refuse_unstorable_text(document)
     except ValidationFailed as error:
         return error_response(error, request_id)
-    vault = TokenVault(platform.settings.secret_key)
+    vault = TokenVault(platform.settings.keyring)
     async with platform.session_factory() as session, session.begin():
         account = await session.get(ConnectedAccount, events.account_id)
         header = request.headers.get(webhook.SIGNATURE_HEADER, "")

@@ -29,6 +29,7 @@ from toolhost.providers.media_store import LocalMediaStore, S3MediaStore
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
+    from toolhost.keyring import KeyGeneration
 
 EXTENSIONS = {
     "image/jpeg": "jpg",
@@ -115,19 +116,17 @@ def strip_scheme(key: str) -> str:
     return key
 
 
-def _signing_key(settings: Settings) -> bytes:
-    return hmac.new(settings.secret_key.encode(), b"toolhost media urls v1", hashlib.sha256).digest()
-
-
-def signature(settings: Settings, key: str, expires: int) -> str:
-    """The `sig` of a media URL: HMAC-SHA256 over the key and its expiry."""
-    return hmac.new(_signing_key(settings), f"{key}\n{expires}".encode(), hashlib.sha256).hexdigest()
+def signature(generation: KeyGeneration, key: str, expires: int) -> str:
+    """The `sig` of a media URL: HMAC-SHA256 over the key and its expiry, with a generation's media key."""
+    return hmac.new(generation.media, f"{key}\n{expires}".encode(), hashlib.sha256).hexdigest()
 
 
 def signed_url(settings: Settings, key: str, *, ttl: int | None = None) -> str:
-    """A fresh URL of toolhost's media route for the key, valid `ttl` seconds."""
+    """A fresh URL of toolhost's media route for the key, valid `ttl` seconds, naming the key id that signed it."""
     expires = int(time.time()) + (ttl if ttl is not None else settings.media.url_ttl_seconds)
-    return f"{settings.api_root}/media/{quote(key)}?exp={expires}&sig={signature(settings, key, expires)}"
+    generation = settings.keyring.current()
+    sig = signature(generation, key, expires)
+    return f"{settings.api_root}/media/{quote(key)}?exp={expires}&kid={generation.kid}&sig={sig}"
 
 
 def own_media_key(settings: Settings, url: str) -> str | None:
@@ -139,11 +138,12 @@ def own_media_key(settings: Settings, url: str) -> str | None:
     return unquote(parts.path[len(prefix) :]) if parts.path.startswith(prefix) else None
 
 
-def signature_valid(settings: Settings, key: str, expires: str, given: str) -> bool:
-    """Whether a media URL's signature is genuine and not expired."""
+def signature_valid(settings: Settings, key: str, expires: str, kid: str, given: str) -> bool:
+    """Whether a media URL's signature is genuine (by a key generation still held) and not expired."""
     if not expires.isdigit() or int(expires) < time.time():
         return False
-    return hmac.compare_digest(signature(settings, key, int(expires)), given)
+    generation = settings.keyring.find(kid)
+    return generation is not None and hmac.compare_digest(signature(generation, key, int(expires)), given)
 
 
 _S3_STORES: dict[tuple[str | None, ...], S3MediaStore] = {}
