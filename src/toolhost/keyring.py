@@ -211,7 +211,8 @@ class Keyring:
         if self.path is None:
             return
         identity = _identity(self.path)
-        if identity != self._seen:
+        # A file removed under a running process leaves it its keys: signing on is better than failing every call.
+        if identity is not None and identity != self._seen:
             self._generations = _read(self.path)
             self._seen = identity
 
