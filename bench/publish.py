@@ -55,7 +55,7 @@ DATABASE = "toolhost_bench_publish"
 DATABASE_URL = ADMIN_URL.rsplit("/", 1)[0] + f"/{DATABASE}"
 BENCH_ENV = {
     "TOOLHOST_ENVIRONMENT": "test",
-    "TOOLHOST_SECRET_KEY": "bench-secret-0123456789abcdef",
+    "TOOLHOST_SECRET_KEY": "bench-secret-not-for-production-0123456789",
     "TOOLHOST_DATABASE_URL": DATABASE_URL,
     "TOOLHOST_RATELIMIT__ENABLED": "false",
     "TOOLHOST_FETCH__ALLOW": '["127.0.0.1"]',

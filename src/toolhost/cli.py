@@ -9,7 +9,7 @@ import re
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -21,14 +21,17 @@ from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
 from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.domains.analytics.cli import app as metrics_app
+from toolhost.domains.distribution import accounts as distribution_accounts
 from toolhost.domains.distribution.cli import app as connections_app
 from toolhost.domains.distribution.cli import connectors_app
+from toolhost.keyring import RETIRED_KEY_LIFETIME
 from toolhost.platform import accounts, credits, scopes
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.platform.supervisor import supervise
 from toolhost.platform.worker import load_job_types, load_pollers, run_worker
+from toolhost.providers.connectors.vault import TokenVault
 
 app = typer.Typer(help="toolhost: hosted tools for AI content work.", no_args_is_help=True)
 accounts_app = typer.Typer(help="Accounts.", no_args_is_help=True)
@@ -37,12 +40,16 @@ keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 clients_app = typer.Typer(help="OAuth client-credentials clients.", no_args_is_help=True)
 credits_app = typer.Typer(help="Credits.", no_args_is_help=True)
 tools_app = typer.Typer(help="The tool registry.", no_args_is_help=True)
+secrets_app = typer.Typer(
+    help="The secret keys: signing, media-URL and encryption keys, by key id.", no_args_is_help=True
+)
 app.add_typer(accounts_app, name="accounts")
 app.add_typer(projects_app, name="projects")
 app.add_typer(keys_app, name="keys")
 app.add_typer(clients_app, name="clients")
 app.add_typer(credits_app, name="credits")
 app.add_typer(tools_app, name="tools")
+app.add_typer(secrets_app, name="secrets")
 app.add_typer(connections_app, name="connections")
 app.add_typer(connectors_app, name="connectors")
 app.add_typer(metrics_app, name="metrics")
@@ -128,11 +135,7 @@ def serve(
     settings = load_settings()
     load_tools()
     issued = asyncio.run(_migrate_and_bootstrap(settings))
-    if not os.environ.get("TOOLHOST_SECRET_KEY"):
-        console.print(
-            f"Secret key: kept in {settings.secret_file.resolve()} (made on first start; it signs keys' tokens and "
-            "media URLs and encrypts stored connector secrets; set TOOLHOST_SECRET_KEY outside development)"
-        )
+    console.print(_where_the_keys_are(settings))
     if issued is not None:
         article = "an" if settings.bootstrap.tier[:1] in "aeiou" else "a"
         console.print(f"Bootstrapped {article} {settings.bootstrap.tier} account with a default project.")
@@ -146,6 +149,18 @@ def serve(
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
+    )
+
+
+def _where_the_keys_are(settings: Settings) -> str:
+    keyring = settings.keyring
+    current = keyring.current().kid
+    if keyring.path is None:
+        return f"Secret keys: derived from TOOLHOST_SECRET_KEY (key id {current})"
+    ignored = " TOOLHOST_SECRET_KEY is ignored while the key file exists." if settings.secret_key else ""
+    return (
+        f"Secret keys: {keyring.source} (owner-only; current key id {current}; they sign access tokens and media "
+        f"URLs and encrypt stored connector secrets; `toolhost secrets rotate` makes new ones).{ignored}"
     )
 
 
@@ -202,6 +217,89 @@ def migrate() -> None:
 
     asyncio.run(main())
     console.print("Database is at the latest migration.")
+
+
+@secrets_app.command("rotate")
+def secrets_rotate(
+    revoke_previous: Annotated[
+        bool,
+        typer.Option(
+            "--revoke-previous",
+            help="After a leak: the previous keys are dropped at once, so every token and media URL they signed "
+            "stops working (stored secrets are re-encrypted first).",
+        ),
+    ] = False,
+) -> None:
+    """Makes a new generation of keys current and re-encrypts stored connector secrets under it.
+
+    Access tokens and media URLs signed by the previous generations keep verifying until they expire; generations
+    retired longer ago than anything they signed can live are dropped.
+    """
+    settings = load_settings()
+    path = settings.key_file
+    if path is None:
+        errors.print(
+            "[red]error:[/red] set TOOLHOST_SECRET_FILE: rotated keys live in a key file that every toolhost process "
+            "of this install reads"
+        )
+        raise typer.Exit(2)
+    keyring = settings.keyring
+    fresh = keyring.rotate(path=path)
+
+    async def reseal() -> distribution_accounts.Resealed:
+        platform = build_platform(settings, registry)
+        try:
+            return await distribution_accounts.reseal_secrets(
+                session_factory=platform.session_factory, vault=TokenVault(keyring)
+            )
+        finally:
+            await platform.close()
+
+    load_tools()
+    outcome = asyncio.run(reseal())
+    now = datetime.now(UTC)
+    keep_for = max(RETIRED_KEY_LIFETIME, timedelta(seconds=settings.media.url_ttl_seconds))
+    dropped = keyring.prune(retired_before=now if revoke_previous else now - keep_for)
+    console.print(f"Key id {fresh.kid} is current; the keys are in {keyring.source} (owner-only).")
+    console.print(f"Re-encrypted {outcome.resealed} stored connector secrets under it.")
+    if outcome.unreadable:
+        listed = ", ".join(sorted(str(account_id) for account_id in outcome.unreadable))
+        console.print(
+            f"[yellow]No key this install holds opens the secrets of these accounts; reconnect them:[/yellow] {listed}"
+        )
+    retired = [generation.kid for generation in keyring.generations()[1:]]
+    if retired:
+        console.print(f"Still verifying what they signed until it expires: {', '.join(retired)}.")
+    if dropped:
+        console.print(f"Dropped (what they signed no longer verifies): {', '.join(g.kid for g in dropped)}.")
+    console.print(
+        "Running servers and workers use the new keys at once; copy the file to any other host that runs toolhost."
+    )
+    if settings.secret_key:
+        console.print("The key file now holds TOOLHOST_SECRET_KEY's keys: remove that variable from the environment.")
+
+
+@secrets_app.command("list")
+def secrets_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Lists the key generations (ids and dates, never the keys): the current one first."""
+    keyring = load_settings().keyring
+    rows = [
+        {
+            "kid": generation.kid,
+            "status": "retired" if index else "current",
+            "created_at": generation.created_at.isoformat(),
+            "retired_at": generation.retired_at.isoformat() if generation.retired_at else None,
+        }
+        for index, generation in enumerate(keyring.generations())
+    ]
+    if as_json:
+        sys.stdout.write(json.dumps({"source": keyring.source, "keys": rows}, indent=2) + "\n")
+        return
+    table = Table("kid", "status", "created", "retired")
+    for row in rows:
+        table.add_row(row["kid"], row["status"], row["created_at"], row["retired_at"] or "-")
+    console.print(f"Keys from {keyring.source}")
+    console.print(table)
 
 
 @accounts_app.command("create")

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
-import os
-import secrets
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
-PLACEHOLDER_SECRET = "change-me"  # the value older docs showed; refused everywhere
+from toolhost.keyring import Keyring, KeyringError
 
 Tier = Literal["trial", "pro", "team", "agency"]
 
@@ -140,6 +137,12 @@ class MediaSettings(BaseModel):
     retention_days: int = Field(default=90, description="Days unreferenced job outputs and uploads are kept.")
     retention_sweep_seconds: float = Field(
         default=3600, description="Seconds between one worker's sweeps for media past its retention."
+    )
+    orphan_grace_seconds: float = Field(
+        default=86400,
+        ge=0,
+        description="Age a stored file no row names must reach before the sweep deletes it: a job's output is "
+        "written just before its row commits with the job, and must not be swept in between.",
     )
     max_fetch_bytes: int = Field(default=100 * 1024 * 1024, description="Largest media fetched by URL.")
     max_upload_bytes: int = Field(default=10 * 1024 * 1024, description="Largest decoded base64 upload.")
@@ -317,7 +320,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TOOLHOST_", env_nested_delimiter="__", extra="ignore")
 
     environment: Literal["development", "production", "test"] = Field(
-        default="development", description="Outside development, placeholder secrets refuse to start."
+        default="development", description="Where this install runs (development, production, test)."
     )
     host: str = Field(default="127.0.0.1", description="Address `serve` listens on.")
     port: int = Field(default=8000, description="Port `serve` listens on.")
@@ -329,12 +332,14 @@ class Settings(BaseSettings):
     public_api_url: str | None = Field(default=None, description="A second root the brand tools are listed on.")
     secret_key: str = Field(
         default="",
-        description="Signs tokens, media URLs; derives encryption. Unset in development: a random key kept in "
-        "`secret_file`, made on first start; required elsewhere.",
+        description="One long random secret the keys are derived from, instead of a key file (at least 32 "
+        "characters; the published 'change-me' is refused). Unset: random keys in `secret_file`.",
     )
-    secret_file: Path = Field(
-        default=Path("toolhost.secret"),
-        description="Where development keeps its generated secret key (readable by its owner only).",
+    secret_file: Path | None = Field(
+        default=None,
+        description="The key file: the generations of signing, media-URL and encryption keys, owner-only, written "
+        "by the first start and by `toolhost secrets rotate`. Unset: beside an SQLite database "
+        "(toolhost.db -> toolhost.secret); with PostgreSQL set it (a path every process shares) or `secret_key`.",
     )
     database_url: str = Field(
         default="sqlite+aiosqlite:///./toolhost.db",
@@ -357,6 +362,8 @@ class Settings(BaseSettings):
     voice: VoiceSettings = VoiceSettings()
     video: VideoSettings = VideoSettings()
 
+    _keyring: Keyring = PrivateAttr()
+
     @model_validator(mode="after")
     def default_public_url(self) -> Settings:
         """Setting only the port (or host) moves the links the service hands out with it."""
@@ -365,15 +372,26 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
-    def refuse_placeholder_secrets(self) -> Settings:
-        """No install signs with a publicly known key: development generates its own, elsewhere one must be set."""
-        if self.secret_key == PLACEHOLDER_SECRET:
-            raise ValueError("TOOLHOST_SECRET_KEY is the published placeholder 'change-me'; set a secret of your own")
-        if not self.secret_key:
-            if self.environment != "development":
-                raise ValueError("TOOLHOST_SECRET_KEY is not set; outside development set a long random secret")
-            self.secret_key = development_secret(self.secret_file)
+    def load_secret_keys(self) -> Settings:
+        """The keys, at start: no install signs with a published or a missing key."""
+        try:
+            self._keyring = Keyring.load(secret=self.secret_key, path=self.key_file, create=self.key_file is not None)
+        except KeyringError as error:
+            raise ValueError(str(error)) from None
         return self
+
+    @property
+    def key_file(self) -> Path | None:
+        """Where the key file is or will be: `secret_file`, else beside an SQLite database file."""
+        if self.secret_file is not None:
+            return self.secret_file
+        database = sqlite_database_file(self.database_url)
+        return database.with_suffix(".secret") if database is not None else None
+
+    @property
+    def keyring(self) -> Keyring:
+        """The signing, media-URL and encryption keys (toolhost.keyring)."""
+        return self._keyring
 
     @property
     def api_root(self) -> str:
@@ -392,23 +410,12 @@ def _reachable_host(host: str) -> str:
     return f"[{host}]" if address.version == 6 else host
 
 
-def development_secret(path: Path) -> str:
-    """The secret kept in `path`; the first process to need it makes it (random, 256 bits, owner-only)."""
-    if not path.exists():
-        # Written whole under another name, then linked into place: a second process starting at the same
-        # moment either wins the link or reads the complete file of the one that did.
-        descriptor, draft = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(descriptor, "w") as file:
-                file.write(secrets.token_urlsafe(32) + "\n")
-            with contextlib.suppress(FileExistsError):
-                os.link(draft, path)
-        finally:
-            os.unlink(draft)
-    secret = path.read_text().strip()
-    if not secret:
-        raise ValueError(f"{path} is empty; delete it to generate a new secret key")
-    return secret
+def sqlite_database_file(url: str) -> Path | None:
+    """The file of an SQLite database URL, or None for another database or an in-memory one."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(str(parsed.database))
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -8,6 +8,7 @@ import hmac
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -86,6 +87,11 @@ def environment(port: int, **settings: str) -> dict[str, str]:
         "TOOLHOST_FETCH__ALLOW_HTTP": "true",
         "TOOLHOST_JOBS__POLL_INTERVAL": "0.2",
         "COLUMNS": "200",
+        # The server runs in the test's directory: a relative PYTHONPATH (PYTHONPATH=src) keeps naming the code
+        # under test, not whatever toolhost the virtualenv has installed.
+        "PYTHONPATH": os.pathsep.join(
+            str(Path(entry).resolve()) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry
+        ),
     }
 
 
@@ -130,6 +136,7 @@ def test_serve_bootstraps_once_and_publishes_through_its_worker(tmp_path: Path, 
         output = "".join(lines)
         key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", output).group(1)  # type: ignore[union-attr]
         assert (tmp_path / "toolhost.db").exists()
+        assert f"Secret keys: {(tmp_path / 'toolhost.secret').resolve()} (owner-only" in output
         base = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Bearer {key}"}
         assert len(httpx.get(f"{base}/v1/tools", headers=headers).json()) >= 40
@@ -250,3 +257,46 @@ def test_a_hold_left_by_a_server_killed_mid_call_is_returned_by_the_next_servers
         assert balance(base, headers) == before
     finally:
         stop(again)
+
+
+def post_chunked_until_answered(port: int, path: str, headers: dict[str, str], megabytes: int) -> tuple[bytes, int]:
+    """POSTs a chunked body of `megabytes` MB in 64 KB chunks, looking for an answer before each chunk.
+
+    Returns the answer's first bytes and how much of the body had been sent when it came.
+    """
+    chunk = b"x" * 65536
+    frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+    head = "".join(f"{name}: {value}\r\n" for name, value in {"Host": f"127.0.0.1:{port}", **headers}.items())
+    sent = 0
+    # The timeout is a liveness bound only: a server that neither reads nor answers fails the test here.
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+        connection.sendall(f"POST {path} HTTP/1.1\r\n{head}Transfer-Encoding: chunked\r\n\r\n".encode())
+        while sent < megabytes * 1024 * 1024:
+            readable, writable, _ = select.select([connection], [connection], [], 60)
+            if readable or not writable:
+                break
+            try:
+                connection.sendall(frame)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            sent += len(chunk)
+        return connection.recv(65536), sent
+
+
+def test_a_real_server_answers_413_to_an_endless_chunked_body_before_it_is_sent_whole(tmp_path: Path) -> None:
+    port = free_port()
+    process, lines = start(tmp_path, port)
+    try:
+        key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", "".join(lines)).group(1)  # type: ignore[union-attr]
+        for path, headers, limit in (
+            ("/v1/tools/save_content_plan", {"Authorization": f"Bearer {key}"}, 16 * 1024 * 1024),
+            ("/oauth/token", {"Content-Type": "application/x-www-form-urlencoded"}, 100 * 1024),
+            ("/v1/connectors/webhook/events", {"Content-Type": "application/json"}, 1024 * 1024),
+        ):
+            answer, sent = post_chunked_until_answered(port, path, headers, megabytes=256)
+            assert answer.startswith(b"HTTP/1.1 413 "), (path, answer[:200])
+            assert b"connection: close" in answer.lower()
+            # What the client got out before the answer: the limit, plus what the socket buffers on both sides held.
+            assert limit <= sent < limit + 32 * 1024 * 1024, (path, sent)
+    finally:
+        stop(process)

@@ -6,10 +6,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 from sqlalchemy import select, update
 
-from tests.conftest import TenantFactory, settings_for_test
+from tests.conftest import TenantFactory
 from toolhost.config import CreditCost, load_settings
 from toolhost.platform.models import Account, CreditEntry
 from toolhost.platform.runtime import Platform
@@ -81,23 +80,6 @@ async def test_a_run_budget_refuses_the_call_that_would_pass_it(make_tenant: Ten
     assert budget["structuredContent"]["creditsUsedThisRun"] == 4
     assert budget["structuredContent"]["remaining"] == 1
     assert (await payer.call("get_credit_balance", headers={"X-Toolhost-Run": "another"})).status_code == 200
-
-
-def test_no_install_signs_with_a_known_secret(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="TOOLHOST_SECRET_KEY is not set"):
-        load_settings(environment="production", secret_file=tmp_path / "unused")
-    for environment in ("development", "production"):
-        with pytest.raises(ValidationError, match="placeholder"):
-            load_settings(environment=environment, secret_key="change-me")
-    assert not (tmp_path / "unused").exists()
-
-    kept = tmp_path / "toolhost.secret"
-    first = load_settings(environment="development", secret_file=kept).secret_key
-    assert len(first) >= 43 and kept.stat().st_mode & 0o777 == 0o600
-    assert load_settings(environment="development", secret_file=kept).secret_key == first  # kept across starts
-    other = load_settings(environment="development", secret_file=tmp_path / "another.secret").secret_key
-    assert other != first  # each install makes its own
-    assert settings_for_test(environment="production").environment == "production"
 
 
 def test_the_public_url_follows_the_port_and_host_unless_set(tmp_path: Path) -> None:

@@ -163,16 +163,50 @@ async def test_invalid_tools_call_params_are_invalid_params(
     assert response.json()["id"] == 7
 
 
+UNPARSABLE_BODIES = {
+    "cut short": b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call"',
+    "nested too deeply": b"[" * 100_000 + b"]" * 100_000,
+    "an integer of 5,000 digits": b'{"jsonrpc": "2.0", "id": ' + b"9" * 5000 + b', "method": "tools/list"}',
+    "bytes that are not UTF-8": b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": "caf\xe9"}}',
+}
+
+
 @pytest.mark.parametrize("version", [LEGACY, MODERN])
-async def test_unparsable_json_is_a_parse_error(client: httpx.AsyncClient, tenant: Tenant, version: str) -> None:
+@pytest.mark.parametrize("reason", list(UNPARSABLE_BODIES))
+async def test_unparsable_json_is_a_parse_error_carrying_the_validation_error_and_a_request_id(
+    client: httpx.AsyncClient, tenant: Tenant, version: str, reason: str
+) -> None:
     _, headers = rpc("tools/call", {"name": "get_credit_balance"}, version)
     response = await client.post(
         "/mcp",
-        content=b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call"',
+        content=UNPARSABLE_BODIES[reason],
         headers={**tenant.headers, **headers, "Accept": BOTH_ACCEPTED, "Content-Type": "application/json"},
     )
     assert response.status_code == 400
     assert response.json()["id"] is None and response.json()["error"]["code"] == -32700
+    data = response.json()["error"]["data"]
+    assert data["error_type"] == "validation_error" and data["message"].startswith("malformed JSON")
+    assert REQUEST_ID.fullmatch(data["request_id"])
+
+
+@pytest.mark.parametrize("version", [LEGACY, MODERN])
+@pytest.mark.parametrize(("text", "named"), [("a\\u0000b", "U+0000"), ("a\\udfffb", "U+DFFF")])
+async def test_text_no_database_stores_is_a_validation_error_result_naming_its_field(
+    client: httpx.AsyncClient, tenant: Tenant, version: str, text: str, named: str
+) -> None:
+    body, headers = rpc("tools/call", {"name": "save_content_plan", "arguments": {"plan": {"topic": "x"}}}, version)
+    # The escape goes into the wire form as written: json.dumps would spell the character differently.
+    wire = json.dumps(body).replace('"topic": "x"', f'"topic": "{text}"').encode()
+    response = await client.post(
+        "/mcp",
+        content=wire,
+        headers={**tenant.headers, **headers, "Accept": BOTH_ACCEPTED, "Content-Type": "application/json"},
+    )
+    assert response.status_code == 200
+    result = response.json()["result"]
+    error = result["structuredContent"]["error"]
+    assert result["isError"] is True and error["error_type"] == "validation_error" and named in error["message"]
+    assert error["field_errors"][0]["path"] == "plan.topic" and REQUEST_ID.fullmatch(error["request_id"])
 
 
 @pytest.mark.parametrize(

@@ -125,8 +125,8 @@ async def test_malformed_json_is_a_validation_error(tenant: Tenant) -> None:
     assert error["request_id"].startswith("req_")
 
 
-async def test_json_nested_too_deeply_or_with_a_huge_integer_is_a_validation_error(tenant: Tenant) -> None:
-    for body in (b"[" * 100_000 + b"]" * 100_000, b'{"topic": ' + b"9" * 5000 + b"}"):
+async def test_json_nested_too_deeply_with_a_huge_integer_or_not_utf8_is_a_validation_error(tenant: Tenant) -> None:
+    for body in (b"[" * 100_000 + b"]" * 100_000, b'{"topic": ' + b"9" * 5000 + b"}", b'{"topic": "caf\xe9"}'):
         response = await tenant.client.post(
             "/v1/tools/save_content_plan", content=body, headers={**tenant.headers, "content-type": "application/json"}
         )
@@ -146,6 +146,17 @@ async def test_a_nul_character_in_any_text_is_a_validation_error_naming_its_fiel
     assert error["field_errors"] == [{"path": "caption", "message": "remove the NUL character (U+0000)"}]
     listed = await tenant.call("upload_media", {"file_data": "aGk=", "content_type": "image/png\u0000"})
     assert listed.json()["error"]["field_errors"][0]["path"] == "content_type"
+
+
+async def test_an_unpaired_surrogate_escape_in_any_text_is_a_validation_error_naming_its_field(tenant: Tenant) -> None:
+    # JSON's \u escapes can spell half of a surrogate pair, which is no character: no database can store it.
+    body = b'{"plan": {"topic": "Launch", "posts": [{"platform": "twitter", "caption": "Hi \\ud83d"}]}}'
+    response = await tenant.client.post("/v1/tools/save_content_plan", content=body, headers=tenant.headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["error_type"] == "validation_error" and "U+D83D" in error["message"]
+    assert error["field_errors"][0]["path"] == "plan.posts[0].caption"
+    assert error["request_id"].startswith("req_")
 
 
 async def test_a_body_that_is_not_an_object_is_a_validation_error(tenant: Tenant) -> None:

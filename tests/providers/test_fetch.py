@@ -20,6 +20,9 @@ FAKE_DNS: dict[str, list[str]] = {
     "internal.example": ["10.0.0.1"],
     "mixed.example": ["93.184.216.34", "10.0.0.1"],
     "mapped.example": ["::ffff:169.254.169.254"],
+    "nat64.example": ["64:ff9b::a9fe:a9fe"],
+    "sixtofour.example": ["2002:a00:1::1"],
+    "public-nat64.example": ["64:ff9b::5db8:d822"],
     "public.example": ["93.184.216.34"],
     "empty.example": [],
     "site.test": ["127.0.0.1"],
@@ -58,6 +61,18 @@ HOSTILE_ADDRESS_URLS = [
     "http://[::ffff:0:7f00:1]/",  # IPv4-translated 127.0.0.1 (RFC 2765)
     "http://[::ffff:0:a9fe:a9fe]/",  # IPv4-translated 169.254.169.254
     "http://[64:ff9b::a00:1]/",  # NAT64 of 10.0.0.1
+    "http://[64:ff9b::7f00:1]/",  # NAT64 of 127.0.0.1
+    "http://[64:ff9b::127.0.0.1]/",  # NAT64, dotted spelling
+    "http://[64:ff9b::a9fe:a9fe]/",  # NAT64 of 169.254.169.254
+    "http://[64:ff9b::c0a8:101]/",  # NAT64 of 192.168.1.1
+    "http://[64:ff9b:1::a00:1]/",  # the local-use NAT64 prefix (RFC 8215): never a public destination
+    "http://[64:ff9b:1:ffff::5db8:d822]/",
+    "http://[2002:7f00:1::]/",  # 6to4 of 127.0.0.1
+    "http://[2002:a9fe:a9fe::1]/",  # 6to4 of 169.254.169.254
+    "http://[2002:a00:1:ffff::1]/",  # 6to4 of 10.0.0.1, any subnet and interface id
+    "http://[2002:c0a8:101::]/",  # 6to4 of 192.168.1.1
+    "http://[2001:0:5db8:d822::f5ff:fffe]/",  # Teredo whose client is 10.0.0.1 (stored inverted)
+    "http://[2001:0:a00:1::a247:2bdd]/",  # Teredo whose server is 10.0.0.1
     "http://[fd00:ec2::254]/",  # AWS IMDS over IPv6
     "http://[::1]/",
     "http://[::]/",
@@ -77,6 +92,8 @@ HOSTILE_ADDRESS_URLS = [
     "https://internal.example/",  # a name whose answer is 10.0.0.1
     "https://mixed.example/",  # one public and one private answer
     "https://mapped.example/",  # an AAAA answer that maps a link-local IPv4
+    "https://nat64.example/",  # an AAAA answer that is NAT64 of the metadata address
+    "https://sixtofour.example/",  # an AAAA answer that is 6to4 of 10.0.0.1
     "http://localhost:8080/",
     "http://api.localhost/",
     "http://localhost.localdomain/",
@@ -123,11 +140,19 @@ async def test_ip_literals_are_checked_without_asking_the_resolver(fake_resolver
     assert fake_resolver == []
 
 
+async def test_a_name_answering_nat64_of_a_public_address_passes_the_check() -> None:
+    await Fetcher(FetchSettings()).check_url("https://public-nat64.example/")
+
+
 def test_embedded_ipv4_forms_are_judged_by_their_ipv4_address() -> None:
     import ipaddress
 
     assert not is_public_address(ipaddress.ip_address("::ffff:10.1.2.3"))
     assert not is_public_address(ipaddress.ip_address("2002:a9fe:a9fe::1"))  # 6to4 of 169.254.169.254
+    assert not is_public_address(ipaddress.ip_address("64:ff9b::10.1.2.3"))  # NAT64
+    assert is_public_address(ipaddress.ip_address("64:ff9b::93.184.216.34"))  # NAT64 of a public address
+    assert is_public_address(ipaddress.ip_address("2002:5db8:d822::1"))  # 6to4 of a public address
+    assert is_public_address(ipaddress.ip_address("2001:0:5db8:d822::a247:2bdd"))  # Teredo, both ends public
     assert is_public_address(ipaddress.ip_address("::ffff:93.184.216.34"))
     assert is_public_address(ipaddress.ip_address("2606:4700::1111"))
     assert is_public_address(ipaddress.ip_address("93.184.216.34"))

@@ -63,6 +63,7 @@ class _Cached:
     fresh_until: float
     generation: int
     expires_at: datetime | None
+    signed_by: str | None = None  # an access token's key id: dropping that key drops the token at once
 
 
 class Authenticator:
@@ -116,12 +117,17 @@ class Authenticator:
             task.exception()  # retrieved here so a failure no caller awaited any more is not logged as lost
 
     async def _resolve(self, cache_key: str, credential: str, is_key: bool, generation: int) -> _Cached:
-        principal, expires_at = await (self._from_key(cache_key) if is_key else self._from_token(credential))
+        signed_by = None
+        if is_key:
+            principal, expires_at = await self._from_key(cache_key)
+        else:
+            principal, expires_at, signed_by = await self._from_token(credential)
         entry = _Cached(
             principal=principal,
             fresh_until=time.monotonic() + PRINCIPAL_CACHE_SECONDS,
             generation=generation,
             expires_at=expires_at,
+            signed_by=signed_by,
         )
         if len(self._cache) >= PRINCIPAL_CACHE_ENTRIES:
             self._cache.clear()
@@ -136,6 +142,7 @@ class Authenticator:
             entry.fresh_until < time.monotonic()
             or entry.generation != CredentialChanges.generation
             or (entry.expires_at is not None and entry.expires_at <= datetime.now(UTC))
+            or (entry.signed_by is not None and self._settings.keyring.find(entry.signed_by) is None)
         ):
             del self._cache[cache_key]
             return None
@@ -183,11 +190,16 @@ class Authenticator:
         )
         return principal, key.expires_at
 
-    async def _from_token(self, token: str) -> tuple[Principal, datetime | None]:
+    async def _from_token(self, token: str) -> tuple[Principal, datetime | None, str]:
         try:
+            # The header names the key generation that signed it: a retired one still verifies until it is dropped.
+            kid = jwt.get_unverified_header(token).get("kid")
+            generation = self._settings.keyring.find(kid) if isinstance(kid, str) else None
+            if generation is None:
+                raise Unauthenticated("invalid or expired access token")
             claims = jwt.decode(
                 token,
-                self._settings.secret_key,
+                generation.signing,
                 algorithms=[JWT_ALGORITHM],
                 audience=token_audience(self._settings),
                 issuer=self._settings.api_root,
@@ -215,7 +227,7 @@ class Authenticator:
             scopes=scopes.effective(str(claims["scope"]).split(), tier) & scopes.expand(client.scopes),
             project_id=client.project_id,
         )
-        return principal, datetime.fromtimestamp(int(claims["exp"]), UTC)
+        return principal, datetime.fromtimestamp(int(claims["exp"]), UTC), generation.kid
 
     async def issue_token(self, *, client_id: str, client_secret: str, requested_scope: str | None) -> IssuedToken:
         """Client credentials grant: a signed JWT for a subset of the client's scopes.
@@ -249,7 +261,8 @@ class Authenticator:
             "jti": uuid.uuid4().hex,
             "scope": " ".join(requested),
         }
-        token = jwt.encode(claims, self._settings.secret_key, algorithm=JWT_ALGORITHM)
+        signer = self._settings.keyring.current()
+        token = jwt.encode(claims, signer.signing, algorithm=JWT_ALGORITHM, headers={"kid": signer.kid})
         return IssuedToken(
             access_token=token, expires_in=int(TOKEN_LIFETIME.total_seconds()), scope=" ".join(requested)
         )

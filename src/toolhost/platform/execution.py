@@ -182,15 +182,7 @@ class Executor:
                 "the arguments must be a JSON object",
                 field_errors=[{"path": "$", "message": "expected a JSON object"}],
             )
-        nul_at = next(
-            (path for path, text in policy.argument_strings(arguments) if text is not None and "\x00" in text), None
-        )
-        if nul_at is not None:
-            # PostgreSQL text cannot hold U+0000; refused for every database so a call means the same on each.
-            raise ValidationFailed(
-                f"{nul_at} contains the NUL character (U+0000), which text cannot hold",
-                field_errors=[{"path": nul_at, "message": "remove the NUL character (U+0000)"}],
-            )
+        policy.refuse_unstorable_text(arguments)
         try:
             args = spec.input_model.model_validate(arguments)
         except ValidationError as error:

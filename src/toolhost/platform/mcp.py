@@ -37,8 +37,9 @@ from starlette.types import Message, Receive, Scope, Send
 
 from toolhost.platform import scopes
 from toolhost.platform.context import Principal
-from toolhost.platform.rest import AUTHENTICATED_BODY_LIMIT, RUN_ID_LIMIT, authenticate
-from toolhost.platform.results import RateLimited, Unauthenticated
+from toolhost.platform.execution import new_request_id
+from toolhost.platform.rest import AUTHENTICATED_BODY_LIMIT, RUN_ID_LIMIT, authenticate, malformed_json
+from toolhost.platform.results import RateLimited, Unauthenticated, error_result
 from toolhost.platform.runtime import Platform
 
 RUN_META_KEY = "toolhost/run"
@@ -197,12 +198,17 @@ def _modern_envelope_rejected(request: Request, message: dict[str, Any]) -> bool
     )
 
 
-def _decoded(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        # The SDK answers a parse error (-32700) itself, in the words of the request's protocol era.
-        return None
+def _parse_error(error: ValueError | RecursionError) -> Response:
+    """JSON-RPC's parse error (400, id null) for a body that is not JSON, carrying the same validation_error
+    object, with a request id, that REST answers for it."""
+    failure = malformed_json(error)
+    payload = error_result(failure, new_request_id())["structuredContent"]["error"]
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": types.PARSE_ERROR, "message": f"Parse error: {failure.message}", "data": payload},
+    }
+    return Response(json.dumps(body).encode(), status_code=400, media_type="application/json")
 
 
 def _replaying(body: bytes, receive: Receive) -> Receive:
@@ -275,7 +281,13 @@ class McpEndpoint:
             await self.session_manager.handle_request(scope, receive, send)
             return
         body = await request.body()
-        message = _decoded(body)
+        try:
+            message = json.loads(body)
+        except (ValueError, RecursionError) as error:
+            if _is_json_body(request) and check_accept_headers(request)[0]:
+                await _parse_error(error)(scope, receive, send)
+                return
+            message = None  # the SDK refuses the request's headers first (406, 415), as it would the body
         if isinstance(message, dict) and progress_token_from_params(message.get("params")) is not None:
             # A client that cannot read SSE gets the JSON answer without progress, as it always has.
             manager = self.progress_session_manager if check_accept_headers(request)[1] else self.session_manager

@@ -41,7 +41,7 @@ def oauth_routes(platform: Platform) -> list[BaseRoute]:
         try:
             body = await read_body(request, ANONYMOUS_BODY_LIMIT)
         except ValidationFailed:
-            return _oauth_error("invalid_request", "request body too large", 413)
+            return _oauth_error("invalid_request", "request body too large", 413, {"Connection": "close"})
         form = {key: values[0] for key, values in parse_qs(body.decode("utf-8", "replace")).items()}
         if form.get("grant_type") != "client_credentials":
             return _oauth_error("unsupported_grant_type", "only client_credentials is supported")

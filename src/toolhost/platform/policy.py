@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolhost.platform.results import ValidationFailed
+
 if TYPE_CHECKING:
     from toolhost.platform.registry import ToolSpec
 
@@ -19,6 +21,7 @@ JOINERS = frozenset("\u200c\u200d")
 TAG_CHARACTERS = re.compile("[\U000e0020-\U000e007f]")
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 INSTRUCTION_PATTERNS = (
     re.compile(
@@ -178,6 +181,29 @@ def argument_strings(
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from argument_strings(item, f"{path}[{index}]", depth=depth + 1, max_depth=max_depth)
+
+
+def refuse_unstorable_text(value: Any) -> None:
+    """Raises validation_error naming the first string (object keys included) that no database can store.
+
+    PostgreSQL text cannot hold U+0000, and no encoder writes a lone surrogate (U+D800-U+DFFF, which a JSON
+    `\\u` escape can spell though it is no character); both are refused on every database, so a body means
+    the same on each, before anything is written.
+    """
+    for path, text in argument_strings(value):
+        found = UNSTORABLE.search(text) if text is not None else None
+        if found is None:
+            continue
+        if found.group(0) == "\x00":
+            raise ValidationFailed(
+                f"{path} contains the NUL character (U+0000), which text cannot hold",
+                field_errors=[{"path": path, "message": "remove the NUL character (U+0000)"}],
+            )
+        code = f"U+{ord(found.group(0)):04X}"
+        raise ValidationFailed(
+            f"{path} contains an unpaired surrogate ({code}), which is not a character",
+            field_errors=[{"path": path, "message": f"remove the unpaired surrogate ({code}); send valid UTF-8"}],
+        )
 
 
 def scan(spec: ToolSpec, arguments: dict[str, Any]) -> list[Finding]:

@@ -64,7 +64,10 @@ def error_response(error: ToolError, request_id: str | None = None) -> JSONRespo
         headers["WWW-Authenticate"] = "Bearer"
     if "retry_after" in error.details:
         headers["Retry-After"] = str(error.details["retry_after"])
-    return JSONResponse({**result, "error": result["structuredContent"]["error"]}, error.http_status(), headers)
+    status = error.http_status()
+    if status == 413:
+        headers["Connection"] = "close"  # the server reads no more of the body; the client stops sending it
+    return JSONResponse({**result, "error": result["structuredContent"]["error"]}, status, headers)
 
 
 class ToolResultResponse(JSONResponse):
@@ -97,21 +100,30 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 async def read_json_body(request: Request, limit: int) -> Any:
     """The JSON body (no body means {}), refusing one over `limit` bytes without reading it all."""
-    chunks = await read_body(request, limit)
-    if not chunks.strip():
+    return parse_json_body(await read_body(request, limit))
+
+
+def parse_json_body(body: bytes) -> Any:
+    """A body as JSON (no body means {}); anything that is not JSON is a validation_error saying why."""
+    if not body.strip():
         return {}
     try:
-        return json.loads(chunks)
-    except RecursionError:
-        raise ValidationFailed(
+        return json.loads(body)
+    except (ValueError, RecursionError) as error:
+        raise malformed_json(error) from None
+
+
+def malformed_json(error: ValueError | RecursionError) -> ValidationFailed:
+    """Why a body is not JSON, as a validation_error: a syntax error, bytes that are not UTF-8, nesting deeper
+    than the parser goes, or an integer longer than Python converts (4,300 digits)."""
+    if isinstance(error, RecursionError):
+        return ValidationFailed(
             "malformed JSON: nested too deeply",
             field_errors=[{"path": "$", "message": "the body nests deeper than the parser allows"}],
-        ) from None
-    except ValueError as error:
-        # Syntax errors, bad encodings, and integers longer than Python converts (4,300 digits) alike.
-        raise ValidationFailed(
-            f"malformed JSON: {error}", field_errors=[{"path": "$", "message": "the body is not valid JSON"}]
-        ) from None
+        )
+    return ValidationFailed(
+        f"malformed JSON: {error}", field_errors=[{"path": "$", "message": "the body is not valid JSON"}]
+    )
 
 
 def rest_routes(platform: Platform) -> list[BaseRoute]:

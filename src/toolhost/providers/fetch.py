@@ -60,11 +60,22 @@ REFUSED_IPV4_NETWORKS = tuple(
 )
 REFUSED_IPV6_NETWORKS = tuple(
     ipaddress.IPv6Network(network)
-    for network in ("::/128", "::1/128", "fe80::/10", "fc00::/7", "ff00::/8", "fec0::/10")
+    for network in (
+        "::/128",
+        "::1/128",
+        "fe80::/10",
+        "fc00::/7",
+        "ff00::/8",
+        "fec0::/10",
+        # Local-use NAT64 (RFC 8215): a site's own translator, which places the IPv4 address wherever its prefix
+        # length puts it (RFC 6052), so no one position can be checked; it is never a public destination.
+        "64:ff9b:1::/48",
+    )
 )
 # IPv6 prefixes that carry an IPv4 address in their low 32 bits: IPv4-compatible (::a.b.c.d),
 # IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d, RFC 2765), NAT64 (64:ff9b::a.b.c.d).
-# 6to4 (2002::/16) carries it in bits 16-48.
+# 6to4 (2002::/16) carries it in bits 16-48; Teredo (2001::/32) a server in bits 32-64 and a client,
+# inverted, in the low 32 (the standard library decodes both).
 IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
 IPV4_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
 IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
@@ -430,16 +441,16 @@ def is_public_address(address: IPAddress) -> bool:
         return not any(address in network for network in REFUSED_IPV4_NETWORKS)
     if any(address in network for network in REFUSED_IPV6_NETWORKS):
         return False
-    embedded = _embedded_ipv4(address)
-    return embedded is None or is_public_address(embedded)
+    return all(is_public_address(embedded) for embedded in _embedded_ipv4(address))
 
 
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    """The IPv4 addresses a packet to `address` may end up at."""
     if address in IPV4_MAPPED or address in IPV4_TRANSLATED or address in IPV4_COMPATIBLE or address in NAT64:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        return (ipaddress.IPv4Address(int(address) & 0xFFFFFFFF),)
     if address in SIX_TO_FOUR:
-        return ipaddress.IPv4Address((int(address) >> 80) & 0xFFFFFFFF)
-    return None
+        return (ipaddress.IPv4Address((int(address) >> 80) & 0xFFFFFFFF),)
+    return address.teredo or ()
 
 
 def _ip_literal(host: str) -> IPAddress | None:

@@ -10,8 +10,9 @@ import asyncio
 import os
 import re
 import tempfile
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,6 +22,7 @@ KEY_PATTERN = re.compile(r"^(projects|accounts)/[0-9a-f-]{36}/[a-z0-9_-]+/\d{4}/
 # One byte range, the only form S3 answers (first-last, first-, or -suffix).
 SINGLE_RANGE = re.compile(r"^bytes=(\d+-\d*|-\d+)$")
 CHUNK_BYTES = 256 * 1024
+DRAFT_PREFIX = ".upload-"
 MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
@@ -67,6 +69,9 @@ class MediaStore(Protocol):
     async def delete(self, key: str) -> None:
         """Removes the key's object; deleting a missing key is not an error."""
 
+    def stale_keys(self, *, older_than: datetime) -> AsyncIterator[list[str]]:
+        """Batches of the keys whose object was written before `older_than` (objects of the key shape only)."""
+
 
 class LocalMediaStore:
     """Keys map to files below `root`; writes are atomic (temp file + rename)."""
@@ -81,7 +86,7 @@ class LocalMediaStore:
     def _write(self, key: str, data: bytes) -> None:
         target = self.path(key)
         target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".upload-")
+        descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=DRAFT_PREFIX)
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
@@ -104,6 +109,36 @@ class LocalMediaStore:
 
     async def delete(self, key: str) -> None:
         self.path(key).unlink(missing_ok=True)
+
+    async def stale_keys(self, *, older_than: datetime) -> AsyncIterator[list[str]]:
+        """Batches (a directory each) of the keys whose file was last written before `older_than`.
+
+        The store's own drafts that old, which only a process killed mid-write leaves, are removed on the way.
+        """
+        walker = os.walk(self.root)
+        cutoff = older_than.timestamp()
+        while (step := await asyncio.to_thread(next, walker, None)) is not None:
+            directory, _, names = step
+            batch = await asyncio.to_thread(self._stale_in, Path(directory), names, cutoff)
+            if batch:
+                yield batch
+
+    def _stale_in(self, directory: Path, names: list[str], cutoff: float) -> list[str]:
+        stale: list[str] = []
+        for name in names:
+            path = directory / name
+            try:
+                if path.stat().st_mtime >= cutoff:
+                    continue
+                if name.startswith(DRAFT_PREFIX):
+                    path.unlink(missing_ok=True)
+                    continue
+            except FileNotFoundError:
+                continue  # deleted or renamed into place since the directory was listed
+            key = path.relative_to(self.root).as_posix()
+            if valid_key(key):
+                stale.append(key)
+        return stale
 
 
 class S3MediaStore:
@@ -173,6 +208,21 @@ class S3MediaStore:
 
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(self.client.delete_object, Bucket=self.bucket, Key=_checked(key))
+
+    async def stale_keys(self, *, older_than: datetime) -> AsyncIterator[list[str]]:
+        """Batches (a listing page each) of the keys last written before `older_than`; a bucket may hold other
+        objects too, and only those of toolhost's key shape are named."""
+        paginator = self.client.get_paginator("list_objects_v2")
+        for prefix in ("projects/", "accounts/"):
+            pages = iter(paginator.paginate(Bucket=self.bucket, Prefix=prefix))
+            while (page := await asyncio.to_thread(next, pages, None)) is not None:
+                batch = [
+                    item["Key"]
+                    for item in page.get("Contents", [])
+                    if item["LastModified"] < older_than and valid_key(item["Key"])
+                ]
+                if batch:
+                    yield batch
 
     async def open(self, key: str, byte_range: str | None = None) -> StoredObject | None:
         """The object streamed in chunks (one byte range of it when asked), or None when absent.

@@ -105,7 +105,7 @@ async def test_mastodon_publishes_a_status_with_its_media_once_under_the_idempot
         stored = await session.scalar(select(ConnectedAccount.secret).where(ConnectedAccount.id == account.id))
     assert stored is not None
     assert stand_in.token not in stored
-    assert TokenVault(platform.settings.secret_key).open(stored)["access_token"] == stand_in.token
+    assert TokenVault(platform.settings.keyring).open(stored)["access_token"] == stand_in.token
 
     key = await upload(tenant, png_bytes(), "image/png")
     data = await tenant.data(
@@ -138,7 +138,7 @@ async def test_mastodon_publishes_a_status_with_its_media_once_under_the_idempot
 
     connector = Connectors(platform.settings).get("mastodon")
     assert connector is not None
-    view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
+    view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
     assert await connector.fetch_metrics(view, status["id"]) == {"likes": 3, "shares": 2, "comments": 1}
     reply = await connector.post_comment(view, status["id"], "Thanks all")
     assert [comment.id for comment in await connector.list_comments(view, status["id"], limit=10)] == [reply.id]
@@ -199,7 +199,7 @@ async def test_bluesky_renews_an_expired_session_uploads_the_image_and_never_pos
         async with platform.session_factory() as session:
             refreshed = await session.get(ConnectedAccount, account.id)
         assert refreshed is not None
-        assert TokenVault(platform.settings.secret_key).open(refreshed.secret)["access_jwt"] == stand_in.access
+        assert TokenVault(platform.settings.keyring).open(refreshed.secret)["access_jwt"] == stand_in.access
 
         await crash_and_expire(platform, post_id)
         await drain(worker)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import base64
 import io
-import time
 import uuid
 
 import httpx
+import pytest
 from PIL import Image
+from sqlalchemy import select
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,8 +18,10 @@ from starlette.routing import Route
 from tests.conftest import Tenant, TenantFactory
 from tests.domains.distribution.standins import serve
 from toolhost.domains.media import service as media_service
+from toolhost.domains.media.models import MediaObject
 from toolhost.platform.jobs import Job
 from toolhost.platform.runtime import Platform
+from toolhost.providers.media_store import LocalMediaStore
 
 
 def png() -> bytes:
@@ -55,14 +58,10 @@ async def test_an_uploaded_png_is_served_behind_a_signed_expiring_url(
 
     tampered = path[:-1] + ("0" if path[-1] != "0" else "1")
     assert (await client.get(tampered)).status_code == 403
-    expired = int(time.time()) - 1
-    signature = media_service.signature(platform.settings, key, expired)
-    assert (await client.get(f"/media/{key}?exp={expired}&sig={signature}")).status_code == 403
+    expired = media_service.signed_url(platform.settings, key, ttl=-1).removeprefix("http://testserver")
+    assert (await client.get(expired)).status_code == 403
     missing = key.replace(key.rsplit("/", 1)[1], f"{uuid.uuid4()}.png")
-    future = int(time.time()) + 60
-    response = await client.get(
-        f"/media/{missing}?exp={future}&sig={media_service.signature(platform.settings, missing, future)}"
-    )
+    response = await client.get(media_service.signed_url(platform.settings, missing).removeprefix("http://testserver"))
     assert response.status_code == 404
 
     fresh = await tenant.data("get_media_url", {"r2_key": "r2://" + key})
@@ -98,6 +97,34 @@ async def test_bad_uploads_get_validation_errors_and_store_nothing(
     _, problem = await error({"file_data": encoded(png()), "source": "https://example.com/a.png"})
     assert problem["error_type"] == "validation_error"
     assert not (platform.settings.media.root / "projects").exists()
+
+
+async def test_an_uploads_row_commits_before_its_file_is_written_and_a_failed_write_leaves_neither(
+    tenant: Tenant, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write = LocalMediaStore.put
+    committed_at_write: list[bool] = []
+
+    async def observed_write(store: LocalMediaStore, key: str, data: bytes) -> None:
+        async with platform.session_factory() as other:  # a connection of its own sees committed rows only
+            committed_at_write.append(await other.scalar(select(MediaObject).where(MediaObject.key == key)) is not None)
+        await write(store, key, data)
+
+    monkeypatch.setattr(LocalMediaStore, "put", observed_write)
+    kept = (await tenant.data("upload_media", {"file_data": encoded(png()), "content_type": "image/png"}))["r2_key"]
+    assert committed_at_write == [True]
+
+    async def failed_write(store: LocalMediaStore, key: str, data: bytes) -> None:
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(LocalMediaStore, "put", failed_write)
+    response = await tenant.call("upload_media", {"file_data": encoded(png()), "content_type": "image/png"})
+    assert response.status_code == 500 and response.json()["error"]["error_type"] == "server_error"
+    async with platform.session_factory() as session:
+        assert list(await session.scalars(select(MediaObject.key))) == [kept]
+    root = media_service.store(platform.settings)
+    assert isinstance(root, LocalMediaStore)
+    assert [path.relative_to(root.root).as_posix() for path in root.root.rglob("*") if path.is_file()] == [kept]
 
 
 async def test_an_upload_by_url_is_fetched_checked_and_stored(tenant: Tenant) -> None:

@@ -1,8 +1,11 @@
-"""Media retention: expired uploads and job outputs go unless a post, plan or brand profile uses them."""
+"""Media retention: expired uploads and job outputs go unless a post, plan or brand profile uses them, and
+files no row names go once they are a day old."""
 
 from __future__ import annotations
 
 import copy
+import os
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -17,6 +20,7 @@ from toolhost.domains.media import retention
 from toolhost.domains.media import service as media_service
 from toolhost.domains.media.models import MediaObject
 from toolhost.platform.runtime import Platform
+from toolhost.providers.media_store import LocalMediaStore
 
 
 async def age(platform: Platform, keys: list[str], days: int) -> None:
@@ -40,17 +44,16 @@ async def test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
     upload_alone, in_post, in_plan, in_brand, recent = [
         await upload(tenant, png_bytes(), "image/png") for _ in range(5)
     ]
+    job_output = await media_service.put(
+        settings=platform.settings,
+        account_id=tenant.account_id,
+        project_id=tenant.project_id,
+        data=png_bytes(),
+        content_type="image/png",
+        kind="image",
+    )
     async with platform.session_factory() as session, session.begin():
-        job_output = await media_service.save(
-            session=session,
-            settings=platform.settings,
-            account_id=tenant.account_id,
-            project_id=tenant.project_id,
-            data=png_bytes(),
-            content_type="image/png",
-            kind="image",
-            job_id=uuid.uuid4(),
-        )
+        await media_service.record(session=session, stored=job_output, job_id=uuid.uuid4())
     await tenant.data("schedule_post", {"caption": "Keeps its picture", "platforms": ["twitter"], "r2_key": in_post})
     await tenant.data(
         "save_content_plan",
@@ -64,7 +67,7 @@ async def test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
     brand = copy.deepcopy(BRANDS["relay"])
     brand["logoUrl"] = (await tenant.data("get_media_url", {"r2_key": in_brand}))["signed_url"]
     await tenant.data("save_brand_profile", {"brand_context": brand})
-    expired = [upload_alone, in_post, in_plan, in_brand, job_output.media.key]
+    expired = [upload_alone, in_post, in_plan, in_brand, job_output.key]
     await age(platform, expired, days=91)
     await age(platform, [recent], days=89)
 
@@ -77,7 +80,7 @@ async def test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
     for key in kept:
         assert await store.exists(key)
     assert not await store.exists(upload_alone)
-    assert not await store.exists(job_output.media.key)
+    assert not await store.exists(job_output.key)
     response = await tenant.call("get_media_url", {"r2_key": upload_alone})
     assert response.json()["structuredContent"]["error"]["error_type"] == "not_found"
 
@@ -86,6 +89,46 @@ async def test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
     assert await retention.sweep_expired_media(worker) == 0
     assert await retention.sweep(worker) == 1
     assert not await store.exists(recent)
+
+
+async def orphan(platform: Platform, tenant: Tenant, *, hours_old: float) -> str:
+    """A file in the store that no row names (a job output whose completion never committed), of that age."""
+    stored = await media_service.put(
+        settings=platform.settings,
+        account_id=tenant.account_id,
+        project_id=tenant.project_id,
+        data=png_bytes(),
+        content_type="image/png",
+        kind="image",
+    )
+    store = media_service.store(platform.settings)
+    if isinstance(store, LocalMediaStore):
+        written = time.time() - hours_old * 3600
+        os.utime(store.path(stored.key), (written, written))
+    return stored.key
+
+
+async def test_files_no_row_names_are_swept_once_past_the_grace_period(tenant: Tenant, platform: Platform) -> None:
+    store = media_service.store(platform.settings)
+    assert isinstance(store, LocalMediaStore)
+    named = await upload(tenant, png_bytes(), "image/png")
+    old_named = time.time() - 48 * 3600
+    os.utime(store.path(named), (old_named, old_named))
+    abandoned = await orphan(platform, tenant, hours_old=25)
+    in_flight = await orphan(platform, tenant, hours_old=23)  # inside the day of grace: its row may still come
+    directory = store.path(abandoned).parent
+    draft = directory / ".upload-left-by-a-crash"
+    draft.write_bytes(b"half a file")
+    os.utime(draft, (old_named, old_named))
+    foreign = directory / "notes.txt"  # not a media key: not toolhost's to delete
+    foreign.write_text("kept")
+    os.utime(foreign, (old_named, old_named))
+
+    worker = worker_context(platform, f"w-{uuid.uuid4()}")
+    assert await retention.sweep_expired_media(worker) == 1
+    assert not await store.exists(abandoned) and not draft.exists()
+    assert await store.exists(named) and await store.exists(in_flight) and foreign.exists()
+    assert await stored_keys(platform) == {named}
 
 
 def test_the_worker_runs_the_retention_poller() -> None:

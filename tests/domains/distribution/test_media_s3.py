@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -12,11 +11,12 @@ import pytest
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from tests.conftest import Tenant
+from tests.conftest import Tenant, worker_context
 from tests.domains.distribution.conftest import bucket_client, drain, local_settings, s3_media
 from tests.domains.distribution.standins import MastodonStandIn, serve
 from tests.domains.distribution.test_connectors import connect, png_bytes, upload
 from toolhost.config import MediaSettings, Settings
+from toolhost.domains.media import retention
 from toolhost.domains.media import service as media_service
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
@@ -33,8 +33,7 @@ def settings(database_url: str, media: dict[str, Any]) -> Settings:
 
 
 def signed_path(settings: Settings, key: str) -> str:
-    expires = int(time.time()) + 60
-    return f"/media/{key}?exp={expires}&sig={media_service.signature(settings, key, expires)}"
+    return media_service.signed_url(settings, key, ttl=60).removeprefix(settings.api_root)
 
 
 async def test_an_upload_lands_in_the_bucket_under_its_key_and_toolhost_serves_it_signed(
@@ -103,6 +102,31 @@ async def test_a_connector_uploads_media_it_reads_from_the_bucket(
     [status] = stand_in.statuses.values()
     assert status["media_ids"] == ["1"]
     assert stand_in.media["1"]["head"].startswith(b"\x89PNG")
+
+
+async def test_objects_no_row_names_are_swept_from_the_bucket_once_past_the_grace_period(
+    tenant: Tenant, platform: Platform, media: dict[str, Any]
+) -> None:
+    named = await upload(tenant, png_bytes(), "image/png")
+    orphaned = await media_service.put(
+        settings=platform.settings,
+        account_id=tenant.account_id,
+        project_id=tenant.project_id,
+        data=png_bytes(),
+        content_type="image/png",
+        kind="image",
+    )
+    bucket = bucket_client(media)
+    bucket.put_object(Bucket=media["s3_bucket"], Key="projects/backups/readme.txt", Body=b"not toolhost's")
+    worker = worker_context(platform, f"w-{uuid.uuid4()}")
+    store = media_service.store(platform.settings)
+
+    assert await retention.sweep_orphans(worker) == 0  # written just now: inside the grace period
+    platform.settings.media.orphan_grace_seconds = 0
+    assert await retention.sweep_orphans(worker) == 1
+    assert not await store.exists(orphaned.key)
+    assert await store.exists(named)
+    assert bucket.get_object(Bucket=media["s3_bucket"], Key="projects/backups/readme.txt")["Body"].read()
 
 
 def test_an_s3_store_without_a_bucket_is_refused_at_start() -> None:

@@ -22,6 +22,7 @@ from toolhost.platform.results import ValidationFailed
 from toolhost.platform.runtime import Platform
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
+from toolhost.providers.fetch import PRIVATE_ADDRESS
 
 CALLBACK = "http://testserver/app/connect/oauth/callback"
 AUTHORIZE = "https://accounts.example.test/o/oauth2/auth"
@@ -71,6 +72,35 @@ async def accounts_on(platform: Platform, platform_name: str) -> list[ConnectedA
         return list(found)
 
 
+# IPv6 forms that carry a private IPv4 address; the tests allow 127.0.0.1 itself, and these must not ride on that.
+EMBEDDED_PRIVATE_HOSTS = [
+    "[64:ff9b::7f00:1]",  # NAT64 of 127.0.0.1
+    "[64:ff9b::a9fe:a9fe]",  # NAT64 of 169.254.169.254
+    "[64:ff9b:1::a00:1]",  # local-use NAT64
+    "[2002:7f00:1::1]",  # 6to4 of 127.0.0.1
+    "[2002:a00:1::1]",  # 6to4 of 10.0.0.1
+    "[::ffff:0:7f00:1]",  # IPv4-translated 127.0.0.1
+]
+
+
+@pytest.mark.parametrize("host", EMBEDDED_PRIVATE_HOSTS)
+async def test_the_connect_page_refuses_urls_that_reach_a_private_ipv4_address_through_ipv6(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, host: str
+) -> None:
+    webhook_page = await open_page(tenant, client, "threads")
+    refused = await client.post(webhook_page, data={"connector": "webhook", "url": f"https://{host}/hook"})
+    assert refused.status_code == 400 and PRIVATE_ADDRESS in refused.text
+
+    mastodon_page = await open_page(tenant, client, "mastodon")
+    refused = await client.post(
+        mastodon_page, data={"connector": "mastodon", "instance_url": f"https://{host}", "access_token": "t"}
+    )
+    assert refused.status_code == 400 and PRIVATE_ADDRESS in refused.text
+    refused = await client.get(f"{mastodon_page}/oauth/mastodon", params={"instance_url": f"https://{host}"})
+    assert refused.status_code == 400 and PRIVATE_ADDRESS in refused.text
+    assert await accounts_on(platform, "threads") == [] and await accounts_on(platform, "mastodon") == []
+
+
 async def test_the_connect_page_completes_mastodon_oauth_on_the_instance(
     tenant: Tenant, client: httpx.AsyncClient, platform: Platform
 ) -> None:
@@ -103,7 +133,7 @@ async def test_the_connect_page_completes_mastodon_oauth_on_the_instance(
         [account] = await accounts_on(platform, "mastodon")
         assert (account.connector, account.project_id) == ("mastodon", tenant.project_id)
         assert stand_in.token not in account.secret
-        assert TokenVault(platform.settings.secret_key).open(account.secret)["access_token"] == stand_in.token
+        assert TokenVault(platform.settings.keyring).open(account.secret)["access_token"] == stand_in.token
         waited = await tenant.data("wait_for_connection", {"platform": "mastodon"})
         assert (waited["connected"], waited["account_id"]) == (True, str(account.id))
 
@@ -144,7 +174,7 @@ async def test_the_connect_page_completes_youtube_oauth_and_a_bad_code_connects_
     assert account.username == "Alice Channel"
     assert account.settings["channel_id"] == "UC123"
     assert account.has_refresh_token
-    secrets = TokenVault(platform.settings.secret_key).open(account.secret)
+    secrets = TokenVault(platform.settings.keyring).open(account.secret)
     assert (secrets["refresh_token"], secrets["access_token"]) == (
         stand_in.refresh_token,
         stand_in.access_token,
@@ -159,7 +189,7 @@ async def test_youtube_lists_posts_replies_to_moderates_and_deletes_comments(
     account = await connect(platform, tenant.project_id, "youtube", "youtube", {"refresh_token": "refresh-yt"})
     connector = Connectors(platform.settings).get("youtube")
     assert connector is not None
-    view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
+    view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
     viewer = stand_in.add_comment(text="Great video!", author="Bob", video_id="vid1", parent_id=None)
     stand_in.add_comment(text="On another video", author="Carol", video_id="vid2", parent_id=None)
 
@@ -207,7 +237,7 @@ async def test_bluesky_lists_replies_replies_in_thread_and_deletes_only_its_own(
         )
         connector = Connectors(platform.settings).get("bluesky")
         assert connector is not None
-        view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
+        view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
         stand_in.records["post1"] = {"text": "Our launch", "createdAt": "2026-11-20T00:00:00Z"}
         root_uri = f"at://{stand_in.did}/app.bsky.feed.post/post1"
         bob_uri = "at://did:plc:bob/app.bsky.feed.post/r1"

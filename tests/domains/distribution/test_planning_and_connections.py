@@ -117,7 +117,7 @@ async def test_the_connect_page_creates_a_webhook_account_and_shows_its_secret_o
     async with platform.session_factory() as session:
         account = await session.scalar(select(ConnectedAccount).where(ConnectedAccount.platform == "threads"))
     assert account is not None
-    assert TokenVault(platform.settings.secret_key).open(account.secret)["signing_secret"] == secret.group(1)
+    assert TokenVault(platform.settings.keyring).open(account.secret)["signing_secret"] == secret.group(1)
     assert (await client.get(path)).status_code == 404  # single use
 
     connected = await tenant.data("wait_for_connection", {"platform": "threads"})
@@ -137,7 +137,7 @@ async def test_webhook_events_need_the_account_signature(
     async with platform.session_factory() as session:
         account = await session.get(ConnectedAccount, account_id)
     assert account is not None
-    secret = TokenVault(platform.settings.secret_key).open(account.secret)["signing_secret"]
+    secret = TokenVault(platform.settings.keyring).open(account.secret)["signing_secret"]
     body = json.dumps(
         {
             "account_id": str(account_id),
@@ -163,10 +163,38 @@ async def test_oversized_webhook_events_are_refused_before_they_are_read(client:
     assert body.sent < 3_000_000  # the 1 MB limit, not the 64 MB sent
 
 
-async def test_webhook_events_with_deeply_nested_json_are_a_bad_request(client: httpx.AsyncClient) -> None:
-    deep = b"[" * 100_000 + b"]" * 100_000
-    response = await client.post("/v1/connectors/webhook/events", content=deep)
-    assert response.status_code == 400 and "account_id" in response.json()["error"]
+async def test_every_malformed_webhook_events_body_is_a_validation_error_with_a_request_id(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform
+) -> None:
+    account_id = await connect_webhook(platform, tenant.project_id, "http://127.0.0.1:9/hook")
+    async with platform.session_factory() as session:
+        account = await session.get(ConnectedAccount, account_id)
+    assert account is not None
+    secret = TokenVault(platform.settings.keyring).open(account.secret)["signing_secret"]
+    event = b'{"account_id": "%s", "comments": [{"external_post_id": "ext-1", "id": "c1", "text": %s}]}'
+    bodies = {
+        "nested too deeply": (b"[" * 100_000 + b"]" * 100_000, "$"),
+        "an integer of 5,000 digits": (b'{"account_id": ' + b"9" * 5000 + b"}", "$"),
+        "bytes that are not UTF-8": (event % (str(account_id).encode(), b'"caf\xe9"'), "$"),
+        "a NUL character": (event % (str(account_id).encode(), b'"a\\u0000b"'), "comments[0].text"),
+        "an unpaired surrogate": (event % (str(account_id).encode(), b'"a\\ud83db"'), "comments[0].text"),
+        "no account": (b'{"metrics": []}', "account_id"),
+        "an item without its post": (
+            b'{"account_id": "%s", "metrics": [{}]}' % str(account_id).encode(),
+            "metrics[0].external_post_id",
+        ),
+    }
+    for reason, (body, path) in bodies.items():
+        signed = {webhook.SIGNATURE_HEADER: webhook.sign(secret, body, int(time.time()))}
+        response = await client.post("/v1/connectors/webhook/events", content=body, headers=signed)
+        assert response.status_code == 400, (reason, response.text)
+        result = response.json()
+        assert result["isError"] is True and result["error"] == result["structuredContent"]["error"], reason
+        assert result["error"]["error_type"] == "validation_error", reason
+        assert result["error"]["request_id"].startswith("req_"), reason
+        assert result["error"]["field_errors"][0]["path"] == path, (reason, result["error"])
+    async with platform.session_factory() as session:
+        assert await session.scalar(select(func.count()).select_from(ConnectorEvent)) == 0
 
 
 def test_connections_add_prints_the_account_id_and_the_secret_once(

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
 from sqlalchemy import func, select
 
 from tests.conftest import Tenant, worker_context
-from tests.domains.distribution import test_media_retention
+from tests.domains.distribution import test_media_retention, test_planning_and_connections
 from tests.domains.distribution.conftest import connect_webhook, drain
 from tests.domains.distribution.standins import WebhookReceiver
+from tests.platform import test_rest_api
 from toolhost.domains.distribution.models import IdempotencyRecord, Post
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
@@ -79,3 +81,17 @@ async def test_media_retention_sweeps_on_postgresql(
     await test_media_retention.test_expired_unreferenced_media_is_deleted_and_referenced_media_kept(
         tenant, platform, receiver
     )
+
+
+async def test_text_postgresql_cannot_store_is_a_validation_error_there_too(
+    tenant: Tenant, platform: Platform, client: httpx.AsyncClient
+) -> None:
+    # PostgreSQL refuses U+0000 in text and jsonb, where SQLite stores it: a 500 here only.
+    assert platform.engine.dialect.name == "postgresql"
+    await (
+        test_planning_and_connections.test_every_malformed_webhook_events_body_is_a_validation_error_with_a_request_id(
+            tenant, client, platform
+        )
+    )
+    await test_rest_api.test_a_nul_character_in_any_text_is_a_validation_error_naming_its_field(tenant)
+    await test_rest_api.test_an_unpaired_surrogate_escape_in_any_text_is_a_validation_error_naming_its_field(tenant)

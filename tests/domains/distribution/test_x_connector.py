@@ -124,7 +124,7 @@ async def test_the_connect_page_signs_in_to_x_with_pkce_and_a_checked_state(
     [listed] = (await tenant.data("list_connected_accounts", {}))["accounts"]
     assert (listed["connector"], listed["username"], listed["status"]) == ("x", "@alice", "active")
     row = await stored_account(platform, uuid.UUID(listed["id"]))
-    material = TokenVault(platform.settings.secret_key).open(row.secret)
+    material = TokenVault(platform.settings.keyring).open(row.secret)
     assert material["access_token"] in stand_in.access_tokens
     assert material["access_token"] not in row.secret and material["refresh_token"] not in row.secret
     assert row.expires_at is None and row.has_refresh_token, "a refreshable account does not expire with its token"
@@ -200,7 +200,7 @@ async def test_a_token_about_to_expire_is_refreshed_first_and_the_rotated_tokens
 ) -> None:
     stand_in, _ = x
     account = await sign_in(tenant, client, stand_in)
-    vault = TokenVault(platform.settings.secret_key)
+    vault = TokenVault(platform.settings.keyring)
     row = await stored_account(platform, account.id)
     material = vault.open(row.secret)
     material["expires_at"] = int(datetime.now(UTC).timestamp()) + 60  # inside the refresh margin
@@ -337,7 +337,7 @@ async def test_metrics_and_replies_come_from_x(
     connector = Connectors(platform.settings).get("x")
     assert connector is not None
     view = accounts_service.session_of(
-        await stored_account(platform, account.id), TokenVault(platform.settings.secret_key)
+        await stored_account(platform, account.id), TokenVault(platform.settings.keyring)
     )
     metrics = await connector.fetch_metrics(view, post.external_post_id)
     assert metrics == {"views": 120, "likes": 5, "comments": 1, "shares": 2, "saves": 3, "quotes": 1}
@@ -409,7 +409,7 @@ async def test_a_rate_limit_that_resets_within_the_wait_is_waited_out_in_place(
     connector.sleep, connector.rate_limit_wait = sleep, 30
     stand_in.rate_limit_reset = int((datetime.now(UTC) + timedelta(seconds=10)).timestamp())
     view = accounts_service.session_of(
-        await stored_account(platform, account.id), TokenVault(platform.settings.secret_key)
+        await stored_account(platform, account.id), TokenVault(platform.settings.keyring)
     )
     saved: list[dict[str, object]] = []
 
@@ -444,7 +444,7 @@ async def test_two_workers_refreshing_one_account_keep_it_connected_although_x_r
 ) -> None:
     stand_in, _ = x
     account = await sign_in(tenant, client, stand_in)
-    vault = TokenVault(platform.settings.secret_key)
+    vault = TokenVault(platform.settings.keyring)
     row = await stored_account(platform, account.id)
     material = vault.open(row.secret)
     material["expires_at"] = int(datetime.now(UTC).timestamp()) - 1

@@ -104,7 +104,7 @@ async def run_refresh(run: JobRun) -> JobResult:
     connector = connectors.get(account.connector) if account is not None else None
     if account is None or connector is None or not accounts_service.is_usable(account):
         raise JobFailed("the connected account is no longer usable", reason="authentication_failed")
-    vault = TokenVault(run.settings.secret_key)
+    vault = TokenVault(run.settings.keyring)
     account_session = accounts_service.session_of(account, vault)
     counted: dict[uuid.UUID, dict[str, Any]] = {}
     failures = 0

@@ -94,7 +94,7 @@ async def fetch(*, ctx: ToolContext, args: FetchYoutubeAnalyticsIn) -> FetchYout
         )
     account = await _account(ctx, args)
     await ctx.commit()
-    vault = TokenVault(ctx.settings.secret_key)
+    vault = TokenVault(ctx.settings.keyring)
     session = accounts_service.session_of(account, vault)
     root = ctx.settings.distribution.connectors.youtube_analytics_url.rstrip("/")
     base = {"ids": "channel==MINE", "startDate": args.start_date.isoformat(), "endDate": args.end_date.isoformat()}

@@ -159,7 +159,7 @@ async def route(*, session: AsyncSession, settings: Settings, choice: AccountCho
             capability=capability,
         )
     connector.require(capability)
-    vault = TokenVault(settings.secret_key)
+    vault = TokenVault(settings.keyring)
     routed = RoutedAccount(account, connector, accounts_service.session_of(account, vault), vault)
     # The connector's calls come next: no transaction is held across them.
     await end_unit_of_work(session)

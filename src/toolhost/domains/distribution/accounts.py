@@ -6,6 +6,7 @@ import hashlib
 import secrets
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ USABLE = ("active", "expires_soon")
 # The platform refused the account's token (revoked, or its refresh refused): a new sign-in is needed.
 NEEDS_REAUTH = "needs_reauth"
 SessionFactory = async_sessionmaker[AsyncSession]
+RESEAL_BATCH = 100
 EXPIRY_WARNING = timedelta(days=7)
 
 
@@ -90,6 +92,48 @@ def session_of(
     return view
 
 
+@dataclass(frozen=True, slots=True)
+class Resealed:
+    """What re-encrypting the stored token material did: rows moved to the current key, rows no key opens."""
+
+    resealed: int
+    unreadable: frozenset[uuid.UUID]
+
+
+async def reseal_secrets(*, session_factory: async_sessionmaker[AsyncSession], vault: TokenVault) -> Resealed:
+    """Re-encrypts every connected account's token material under the current key generation.
+
+    A row is written only if it still holds what was read: a worker that refreshed the account's tokens in
+    between wrote its own value, which the next pass looks at again, until a pass leaves no row behind.
+    """
+    resealed, unreadable = 0, set()
+    while True:
+        missed = 0
+        async with session_factory() as session:
+            rows = (await session.execute(select(ConnectedAccount.id, ConnectedAccount.secret))).all()
+        stale = [(account_id, sealed) for account_id, sealed in rows if not vault.sealed_under_current(sealed)]
+        for start in range(0, len(stale), RESEAL_BATCH):
+            async with session_factory() as session, session.begin():
+                for account_id, sealed in stale[start : start + RESEAL_BATCH]:
+                    try:
+                        fresh = vault.reseal(sealed)
+                    except ValueError:
+                        unreadable.add(account_id)
+                        continue
+                    written = await session.execute(
+                        update(ConnectedAccount)
+                        .where(ConnectedAccount.id == account_id, ConnectedAccount.secret == sealed)
+                        .values(secret=fresh)
+                        .execution_options(synchronize_session=False)
+                    )
+                    if written.rowcount:  # type: ignore[attr-defined]
+                        resealed += 1
+                    else:
+                        missed += 1
+        if not missed:
+            return Resealed(resealed=resealed, unreadable=frozenset(unreadable))
+
+
 def store_refreshed(account: ConnectedAccount, session: AccountSession, vault: TokenVault) -> None:
     """Writes back token material a connector refreshed."""
     if session.changed:
@@ -133,7 +177,7 @@ async def store(
     result: ConnectResult,
 ) -> ConnectedAccount:
     """Saves a verified connection; the same platform username in the project is re-activated, not doubled."""
-    vault = TokenVault(settings.secret_key)
+    vault = TokenVault(settings.keyring)
     existing = None
     if connector_name != "webhook" and result.username:
         existing = await session.scalar(

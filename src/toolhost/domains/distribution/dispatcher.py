@@ -112,7 +112,7 @@ async def publish(run: JobRun) -> JobResult:
         )
     except ValidationFailed as error:
         raise JobFailed(error.message, reason="publish_failed") from error
-    vault = TokenVault(run.settings.secret_key)
+    vault = TokenVault(run.settings.keyring)
     view = accounts_service.session_of(account, vault, session_factory=run.session_factory)
 
     async def save_state(state: dict[str, Any]) -> None:

@@ -12,12 +12,13 @@
 from __future__ import annotations
 
 import html
-import json
 import logging
 import secrets
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
+from urllib.parse import parse_qs
 
 from sqlalchemy import select
 from starlette.requests import Request
@@ -27,8 +28,10 @@ from starlette.routing import Route
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, ConnectionLink, ConnectorEvent
-from toolhost.platform.rest import read_body
-from toolhost.platform.results import ToolError, ValidationFailed
+from toolhost.platform.execution import new_request_id
+from toolhost.platform.policy import refuse_unstorable_text
+from toolhost.platform.rest import error_response, parse_json_body, read_body
+from toolhost.platform.results import ToolError, Unauthenticated, ValidationFailed
 from toolhost.providers.connectors import webhook
 from toolhost.providers.connectors.mastodon import MastodonConnector
 from toolhost.providers.connectors.oauth import OAuthConnector
@@ -121,11 +124,15 @@ async def connect_page(request: Request) -> Response:
 
 async def _submit(request: Request, token: str, connectors: Connectors) -> Response:
     platform = _platform(request)
-    body = await request.body()
-    if len(body) > FORM_MAX_BYTES:
-        return _page("Too large", "<p>The form is too large.</p>", 413)
-    form = await request.form()
-    fields = {name: str(value) for name, value in form.items() if isinstance(value, str)}
+    try:
+        body = await read_body(request, FORM_MAX_BYTES)
+    except ValidationFailed:
+        response = _page("Too large", "<p>The form is too large.</p>", 413)
+        response.headers["Connection"] = "close"
+        return response
+    fields = {
+        name: values[0] for name, values in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()
+    }
     connector_name = fields.pop("connector", "")
     async with platform.session_factory() as session, session.begin():
         try:
@@ -177,7 +184,7 @@ async def start_oauth(request: Request) -> Response:
                 # The PKCE verifier stays on toolhost's side, sealed, until the platform sends the person back.
                 link.oauth_settings = {
                     "connector": connector_name,
-                    "verifier": TokenVault(platform.settings.secret_key).seal(
+                    "verifier": TokenVault(platform.settings.keyring).seal(
                         {"code_verifier": authorization.code_verifier}
                     ),
                 }
@@ -188,7 +195,7 @@ async def start_oauth(request: Request) -> Response:
                 app = await connector.register_app(
                     instance_url=request.query_params.get("instance_url", ""), redirect_uri=redirect_uri
                 )
-                vault = TokenVault(platform.settings.secret_key)
+                vault = TokenVault(platform.settings.keyring)
                 link.oauth_settings = {"connector": "mastodon", "app": vault.seal(app)}
                 target = connector.authorize_url(app=app, redirect_uri=redirect_uri, state=state)
             else:
@@ -222,7 +229,7 @@ async def oauth_callback(request: Request) -> Response:
             connector = connectors.get(connector_name)
             redirect_uri = _redirect_uri(platform.settings)
             if isinstance(connector, OAuthConnector):
-                verifier = TokenVault(platform.settings.secret_key).open(str(link.oauth_settings["verifier"]))
+                verifier = TokenVault(platform.settings.keyring).open(str(link.oauth_settings["verifier"]))
                 result = await connector.complete(
                     platform=link.platform,
                     code=code,
@@ -232,7 +239,7 @@ async def oauth_callback(request: Request) -> Response:
             elif isinstance(connector, YouTubeConnector):
                 result = await connector.exchange_code(code=code, redirect_uri=redirect_uri)
             elif isinstance(connector, MastodonConnector):
-                app = TokenVault(platform.settings.secret_key).open(str(link.oauth_settings["app"]))
+                app = TokenVault(platform.settings.keyring).open(str(link.oauth_settings["app"]))
                 result = await connector.exchange_code(app=app, redirect_uri=redirect_uri, code=code)
             else:
                 return _page("Not available", "<p>That connector is not configured.</p>", 400)
@@ -250,47 +257,74 @@ async def oauth_callback(request: Request) -> Response:
 
 
 async def webhook_events(request: Request) -> Response:
-    """Stores metric snapshots and comments a webhook receiver sends, after checking its signature."""
+    """Stores metric snapshots and comments a webhook receiver sends, after checking its signature.
+
+    Every refusal is a ToolResult with a request id, as on /v1/tools: validation_error 400 (413 over 1 MB) for a
+    body that is not a JSON object of lists of events, or holds text no database stores; 401 for a bad signature.
+    """
     platform = _platform(request)
+    request_id = new_request_id()
     try:
         body = await read_body(request, EVENTS_MAX_BYTES)
-    except ValidationFailed:
-        return JSONResponse({"error": "body over 1 MB"}, status_code=413)
-    try:
-        document = json.loads(body)
-        account_id = uuid.UUID(str(document["account_id"]))
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return JSONResponse({"error": "a JSON object with account_id is required"}, status_code=400)
-    metrics = document.get("metrics") or []
-    comments = document.get("comments") or []
-    if not isinstance(metrics, list) or not isinstance(comments, list) or len(metrics) + len(comments) > MAX_EVENTS:
-        return JSONResponse({"error": f"metrics and comments are lists of at most {MAX_EVENTS} items"}, status_code=400)
-    vault = TokenVault(platform.settings.secret_key)
+        document = parse_json_body(body)
+        events = _events_of(document)
+        refuse_unstorable_text(document)
+    except ValidationFailed as error:
+        return error_response(error, request_id)
+    vault = TokenVault(platform.settings.keyring)
     async with platform.session_factory() as session, session.begin():
-        account = await session.get(ConnectedAccount, account_id)
+        account = await session.get(ConnectedAccount, events.account_id)
         header = request.headers.get(webhook.SIGNATURE_HEADER, "")
         if (
             account is None
             or account.connector != "webhook"
             or not webhook.verify(str(vault.open(account.secret)["signing_secret"]), body, header)
         ):
-            return JSONResponse({"error": "unknown account or bad signature"}, status_code=401)
-        accepted = 0
-        for kind, items in (("metrics", metrics), ("comment", comments)):
-            for item in items:
-                if not isinstance(item, dict) or not str(item.get("external_post_id") or "").strip():
-                    return JSONResponse({"error": f"each {kind} item needs external_post_id"}, status_code=400)
-                session.add(
-                    ConnectorEvent(
-                        connected_account_id=account.id,
-                        kind=kind,
-                        external_post_id=str(item["external_post_id"])[:300],
-                        payload=_event_payload(kind, item),
-                        received_at=utcnow(),
-                    )
+            refused = error_response(Unauthenticated("unknown account or bad signature"), request_id)
+            del refused.headers["WWW-Authenticate"]  # the credential is the body's signature, not a bearer token
+            return refused
+        for kind, item in events.items:
+            session.add(
+                ConnectorEvent(
+                    connected_account_id=account.id,
+                    kind=kind,
+                    external_post_id=str(item["external_post_id"])[:300],
+                    payload=_event_payload(kind, item),
+                    received_at=utcnow(),
                 )
-                accepted += 1
-    return JSONResponse({"accepted": accepted}, status_code=202)
+            )
+    return JSONResponse({"accepted": len(events.items)}, status_code=202)
+
+
+@dataclass(frozen=True, slots=True)
+class _Events:
+    account_id: uuid.UUID
+    items: list[tuple[str, dict[str, Any]]]
+
+
+def _events_of(document: Any) -> _Events:
+    """The account and the (kind, item) pairs of an events document, or validation_error naming what is wrong."""
+    try:
+        account_id = uuid.UUID(str(document["account_id"]))
+    except (ValueError, KeyError, TypeError):
+        raise ValidationFailed(
+            "a JSON object with account_id is required",
+            field_errors=[{"path": "account_id", "message": "the connected account's id (a UUID)"}],
+        ) from None
+    metrics = document.get("metrics") or []
+    comments = document.get("comments") or []
+    if not isinstance(metrics, list) or not isinstance(comments, list) or len(metrics) + len(comments) > MAX_EVENTS:
+        raise ValidationFailed(f"metrics and comments are lists of at most {MAX_EVENTS} items")
+    items: list[tuple[str, dict[str, Any]]] = []
+    for kind, field, given in (("metrics", "metrics", metrics), ("comment", "comments", comments)):
+        for index, item in enumerate(given):
+            if not isinstance(item, dict) or not str(item.get("external_post_id") or "").strip():
+                raise ValidationFailed(
+                    f"each {kind} item needs external_post_id",
+                    field_errors=[{"path": f"{field}[{index}].external_post_id", "message": "required"}],
+                )
+            items.append((kind, item))
+    return _Events(account_id=account_id, items=items)
 
 
 def _event_payload(kind: str, item: dict[str, Any]) -> dict[str, Any]:

@@ -92,7 +92,7 @@ class ConnectedYouTube:
         if principal.project_id is not None:
             query = query.where(Project.id == principal.project_id)
         rows = await session.scalars(query)
-        vault = TokenVault(settings.secret_key)
+        vault = TokenVault(settings.keyring)
         usable = [account for account in rows if accounts_service.is_usable(account)]
         if not usable:
             return None

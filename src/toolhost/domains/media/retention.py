@@ -1,6 +1,8 @@
 """Media retention (CATALOG.md §1.13): job outputs and uploads older than `media.retention_days` are deleted
 unless a post, a plan (its approval items included) or a brand profile still references them: every column
 whose `info` carries `db.base.REFERENCES_MEDIA` is searched, so this module names no other domain's table.
+Files in the store that no row names (orphans: a job's output whose completion never committed, a store
+deletion that failed after its row went) are deleted once they are `media.orphan_grace_seconds` old.
 
 A worker poller: each worker sweeps at most once per `media.retention_sweep_seconds`.
 """
@@ -41,7 +43,7 @@ async def sweep_expired_media(context: WorkerContext) -> int:
     if _next_sweep.get(context.worker_id, 0.0) > now:
         return 0
     _next_sweep[context.worker_id] = now + context.settings.media.retention_sweep_seconds
-    return await sweep(context)
+    return await sweep(context) + await sweep_orphans(context)
 
 
 async def sweep(context: WorkerContext) -> int:
@@ -69,6 +71,30 @@ async def sweep(context: WorkerContext) -> int:
                 logger.exception("could not delete expired media %s from the store", media.key)
                 continue
             deleted += 1
+
+
+async def sweep_orphans(context: WorkerContext) -> int:
+    """Deletes every file in the store that no row names and that is older than the grace period."""
+    cutoff = utcnow() - timedelta(seconds=context.settings.media.orphan_grace_seconds)
+    store = service.store(context.settings)
+    deleted = 0
+    async for stale in store.stale_keys(older_than=cutoff):
+        for start in range(0, len(stale), BATCH):
+            batch = stale[start : start + BATCH]
+            async with context.session_factory() as session:
+                named = set(await session.scalars(select(MediaObject.key).where(MediaObject.key.in_(batch))))
+            for key in batch:
+                if key in named:
+                    continue
+                try:
+                    await store.delete(key)
+                except Exception:
+                    logger.exception("could not delete the orphaned media file %s", key)
+                    continue
+                deleted += 1
+    if deleted:
+        logger.info("deleted %d media files that no row named", deleted)
+    return deleted
 
 
 async def _expired(

@@ -1,4 +1,4 @@
-"""`GET /media/<key>?exp=&sig=`: the media store behind signed, expiring URLs (CATALOG.md §1.13)."""
+"""`GET /media/<key>?exp=&kid=&sig=`: the media store behind signed, expiring URLs (CATALOG.md §1.13)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ async def serve_media(request: Request) -> Response:
     key = request.path_params["key"]
     expires = request.query_params.get("exp", "")
     given = request.query_params.get("sig", "")
-    if not service.signature_valid(settings, key, expires, given):
+    kid = request.query_params.get("kid", "")
+    if not service.signature_valid(settings, key, expires, kid, given):
         return PlainTextResponse("invalid or expired signature", status_code=403)
     store = service.store(settings)
     if not valid_key(key):

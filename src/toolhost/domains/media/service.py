@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
@@ -30,6 +30,7 @@ from toolhost.providers.media_store import LocalMediaStore, S3MediaStore
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
+    from toolhost.keyring import KeyGeneration
 
 EXTENSIONS = {
     "image/jpeg": "jpg",
@@ -116,19 +117,17 @@ def strip_scheme(key: str) -> str:
     return key
 
 
-def _signing_key(settings: Settings) -> bytes:
-    return hmac.new(settings.secret_key.encode(), b"toolhost media urls v1", hashlib.sha256).digest()
-
-
-def signature(settings: Settings, key: str, expires: int) -> str:
-    """The `sig` of a media URL: HMAC-SHA256 over the key and its expiry."""
-    return hmac.new(_signing_key(settings), f"{key}\n{expires}".encode(), hashlib.sha256).hexdigest()
+def signature(generation: KeyGeneration, key: str, expires: int) -> str:
+    """The `sig` of a media URL: HMAC-SHA256 over the key and its expiry, with a generation's media key."""
+    return hmac.new(generation.media, f"{key}\n{expires}".encode(), hashlib.sha256).hexdigest()
 
 
 def signed_url(settings: Settings, key: str, *, ttl: int | None = None) -> str:
-    """A fresh URL of toolhost's media route for the key, valid `ttl` seconds."""
+    """A fresh URL of toolhost's media route for the key, valid `ttl` seconds, naming the key id that signed it."""
     expires = int(time.time()) + (ttl if ttl is not None else settings.media.url_ttl_seconds)
-    return f"{settings.api_root}/media/{quote(key)}?exp={expires}&sig={signature(settings, key, expires)}"
+    generation = settings.keyring.current()
+    sig = signature(generation, key, expires)
+    return f"{settings.api_root}/media/{quote(key)}?exp={expires}&kid={generation.kid}&sig={sig}"
 
 
 def own_media_key(settings: Settings, url: str) -> str | None:
@@ -140,11 +139,12 @@ def own_media_key(settings: Settings, url: str) -> str | None:
     return unquote(parts.path[len(prefix) :]) if parts.path.startswith(prefix) else None
 
 
-def signature_valid(settings: Settings, key: str, expires: str, given: str) -> bool:
-    """Whether a media URL's signature is genuine and not expired."""
+def signature_valid(settings: Settings, key: str, expires: str, kid: str, given: str) -> bool:
+    """Whether a media URL's signature is genuine (by a key generation still held) and not expired."""
     if not expires.isdigit() or int(expires) < time.time():
         return False
-    return hmac.compare_digest(signature(settings, key, int(expires)), given)
+    generation = settings.keyring.find(kid)
+    return generation is not None and hmac.compare_digest(signature(generation, key, int(expires)), given)
 
 
 _S3_STORES: dict[tuple[str | None, ...], S3MediaStore] = {}
@@ -241,7 +241,7 @@ def new_key(*, project_id: uuid.UUID | None, account_id: uuid.UUID, kind: str, c
 
 @dataclass(frozen=True, slots=True)
 class StoredBytes:
-    """Bytes written to the media store under a new key, not yet recorded (a key without a row is unusable)."""
+    """Bytes to keep under a new key, and what their row records (a key without a row is unusable)."""
 
     key: str
     account_id: uuid.UUID
@@ -254,6 +254,30 @@ class StoredBytes:
     facts: MediaFacts = field(default_factory=MediaFacts)
 
 
+async def describe(
+    *,
+    account_id: uuid.UUID,
+    project_id: uuid.UUID | None,
+    data: bytes,
+    content_type: str,
+    kind: str,
+    file_name: str | None = None,
+) -> StoredBytes:
+    """A fresh key for checked bytes, with the facts their row records (measured off the event loop)."""
+    facts = await asyncio.to_thread(measure, data, content_type)
+    return StoredBytes(
+        key=new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type),
+        account_id=account_id,
+        project_id=project_id,
+        kind=kind,
+        content_type=content_type,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        file_name=file_name,
+        facts=facts,
+    )
+
+
 async def put(
     *,
     settings: Settings,
@@ -264,21 +288,21 @@ async def put(
     kind: str = "uploads",
     file_name: str | None = None,
 ) -> StoredBytes:
-    """Writes checked bytes to the store under a new key; `record` then makes the key usable."""
-    key = new_key(project_id=project_id, account_id=account_id, kind=kind, content_type=content_type)
-    await store(settings).put(key, data)
-    facts = await asyncio.to_thread(measure, data, content_type)
-    return StoredBytes(
-        key=key,
+    """Writes a job's output to the store under a new key; `record` makes the key usable with the job's completion.
+
+    The file precedes its row here, since the row must commit with the job's completion: a completion that fails
+    deletes the file again (the runner's discard), and the retention sweep removes what a crash in between left.
+    """
+    stored = await describe(
         account_id=account_id,
         project_id=project_id,
-        kind=kind,
+        data=data,
         content_type=content_type,
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
+        kind=kind,
         file_name=file_name,
-        facts=facts,
     )
+    await store(settings).put(stored.key, data)
+    return stored
 
 
 async def record(*, session: AsyncSession, stored: StoredBytes, job_id: uuid.UUID | None = None) -> MediaObject:
@@ -311,21 +335,29 @@ async def save(
     project_id: uuid.UUID | None,
     data: bytes,
     content_type: str,
-    kind: str = "uploads",
     file_name: str | None = None,
-    job_id: uuid.UUID | None = None,
 ) -> Upload:
-    """Writes checked bytes to the store and records the key."""
-    stored = await put(
-        settings=settings,
+    """Stores an upload: its row commits first, then the file is written, so no file exists that no row names.
+
+    A write that fails deletes the row again; a write whose caller is cancelled (the client went away) still
+    finishes, so the committed row keeps its file.
+    """
+    stored = await describe(
         account_id=account_id,
         project_id=project_id,
         data=data,
         content_type=content_type,
-        kind=kind,
+        kind="uploads",
         file_name=file_name,
     )
-    media = await record(session=session, stored=stored, job_id=job_id)
+    media = await record(session=session, stored=stored)
+    await end_unit_of_work(session)
+    try:
+        await asyncio.shield(store(settings).put(stored.key, data))
+    except Exception:
+        await session.execute(delete(MediaObject).where(MediaObject.id == media.id))
+        await end_unit_of_work(session)
+        raise
     return Upload(media=media, signed_url=signed_url(settings, stored.key))
 
 

@@ -146,7 +146,7 @@ def _signing_secret(settings: Settings, principal: Principal, inputs: dict[str, 
         return given
     # Without a caller-chosen secret: a per-account key derived from the server secret (stable, never shown).
     return hmac.new(
-        settings.secret_key.encode(), f"recipe-webhook:{principal.account_id}".encode(), hashlib.sha256
+        settings.keyring.current().signing, f"recipe-webhook:{principal.account_id}".encode(), hashlib.sha256
     ).hexdigest()
 
 
