@@ -9,10 +9,8 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
-from swagger_ui_bundle import swagger_ui_path
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
 from toolhost.config import Settings, load_settings
@@ -29,14 +27,6 @@ from toolhost.platform.worker import run_worker
 
 logger = logging.getLogger("toolhost")
 
-DOCS_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>toolhost API</title>
-<link rel="stylesheet" href="/docs/static/swagger-ui.css"></head>
-<body><div id="swagger-ui"></div>
-<script src="/docs/static/swagger-ui-bundle.js"></script>
-<script>SwaggerUIBundle({url: "/v1/openapi.json", dom_id: "#swagger-ui"});</script>
-</body></html>"""
-
 
 def create_app(settings: Settings | None = None, platform: Platform | None = None) -> Starlette:
     """The whole service for one process."""
@@ -47,9 +37,6 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
-
-    async def docs(request: Request) -> Response:
-        return HTMLResponse(DOCS_PAGE)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -79,8 +66,6 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
             *discovery_routes,
             *apps_routes,
             Route("/healthz", healthz, methods=["GET"]),
-            Route("/docs", docs, methods=["GET"]),
-            Mount("/docs/static", StaticFiles(directory=swagger_ui_path), name="docs-static"),
         ],
         lifespan=lifespan,
     )
