@@ -101,9 +101,9 @@ class CallObserver:
         self.registry.register(self._readings)
         # The labelled children by label values: prometheus_client's labels() takes a lock and checks its
         # arguments on every call, which the call path does not need to repeat.
-        self._call_counters: dict[tuple[str, str], Any] = {}
-        self._error_counters: dict[tuple[str, str], Any] = {}
-        self._histograms: dict[str, Any] = {}
+        self._call_counters: dict[tuple[str, str], Counter] = {}
+        self._error_counters: dict[tuple[str, str], Counter] = {}
+        self._histograms: dict[str, Histogram] = {}
 
     def finished(self, call: FinishedCall) -> None:
         """Counts and times the call, and writes its log line."""
