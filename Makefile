@@ -5,8 +5,11 @@ STAMP := $(VENV)/.installed-stamp
 # pytest-xdist workers: the suite waits on servers, PostgreSQL and subprocesses about half the time,
 # so two workers per core of a 2-core machine keep both cores busy.
 TEST_WORKERS ?= 4
+# The browser tests drive Debian's Chromium (never a browser build of Playwright's own). `make test` installs it
+# where it can (root with apt-get); elsewhere those tests skip with the reason, and under CI=true they fail.
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: serve test lint bench
+.PHONY: serve test lint bench chromium
 
 $(STAMP): pyproject.toml
 	test -x $(PYTHON) || python3 -m venv $(VENV)
@@ -17,7 +20,17 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(VENV)/bin/toolhost serve
 
-test: $(STAMP)
+chromium:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(echo "make: installing chromium with apt-get for the browser tests" && apt-get update -qq \
+			&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null) \
+			|| echo "make: could not install chromium with apt-get; the browser tests will skip"; \
+	else \
+		echo "make: $(CHROMIUM) is missing (apt-get install chromium as root); the browser tests will skip"; \
+	fi
+
+test: $(STAMP) chromium
 	$(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 lint: $(STAMP)

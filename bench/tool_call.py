@@ -3,7 +3,8 @@
 Run: .venv/bin/python bench/tool_call.py [--seconds 10] [--connections 32]
 
 It starts four servers on 127.0.0.1, one at a time, each a single uvicorn worker (uvloop, httptools,
-no access log): toolhost (SQLite file, rate limits off, a bootstrapped mcp:full key), a bare
+no access log): toolhost (SQLite file, rate limits off, a bootstrapped mcp:full key, and the logging of
+`toolhost serve`, so every call writes its JSON line to the server's log file), a bare
 Starlette JSON endpoint, and the official MCP SDK's own server (MCPServer, stateless, JSON
 responses) serving a trivial tool. A keep-alive HTTP/1.1 load generator in this process then sends
 as many requests as it can over N connections for the given time, and prints calls/s and ratios:
@@ -26,6 +27,8 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+
+from toolhost.platform.observability import logging_config
 
 UVICORN_FLAGS = [
     "--loop",
@@ -248,7 +251,9 @@ def main() -> None:
     ).stdout.strip()
     auth = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     mcp_headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-    toolhost_target = ["toolhost.app:create_app", "--factory"]
+    # toolhost logs as `toolhost serve` does: each call's JSON line is part of what a call costs.
+    (workdir / "logging.json").write_text(json.dumps(logging_config("INFO")))
+    toolhost_target = ["toolhost.app:create_app", "--factory", "--log-config", str(workdir / "logging.json")]
 
     print(f"database: {environment['TOOLHOST_DATABASE_URL'].split('://')[0]}")
     flags = " ".join(UVICORN_FLAGS)

@@ -28,6 +28,9 @@ from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.platform.worker import load_job_types
 
+# The browser fixtures (live_server, browser_page), for page tests anywhere in the suite.
+pytest_plugins = ["tests.browser"]
+
 POSTGRES_ADMIN_URL = os.environ.get("TOOLHOST_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 TEST_SECRET = "test-secret-not-for-production-0123456789"
 

@@ -6,36 +6,32 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from datetime import datetime
 
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
-from swagger_ui_bundle import swagger_ui_path
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
 from toolhost.config import Settings, load_settings
 from toolhost.domains.apps.routes import routes as apps_routes
 from toolhost.domains.discovery.routes import routes as discovery_routes
+from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.distribution.routes import routes as distribution_routes
 from toolhost.domains.media.routes import routes as media_routes
+from toolhost.platform import jobs
 from toolhost.platform.mcp import McpEndpoint
+from toolhost.platform.metrics import metrics_routes
 from toolhost.platform.oauth import oauth_routes
+from toolhost.platform.observability import GaugeReading, redact_access_log
 from toolhost.platform.registry import registry
 from toolhost.platform.rest import rest_routes
 from toolhost.platform.runtime import Platform, build_platform
-from toolhost.platform.worker import run_worker
+from toolhost.platform.worker import load_job_types, run_worker
 
 logger = logging.getLogger("toolhost")
-
-DOCS_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>toolhost API</title>
-<link rel="stylesheet" href="/docs/static/swagger-ui.css"></head>
-<body><div id="swagger-ui"></div>
-<script src="/docs/static/swagger-ui-bundle.js"></script>
-<script>SwaggerUIBundle({url: "/v1/openapi.json", dom_id: "#swagger-ui"});</script>
-</body></html>"""
 
 
 def create_app(settings: Settings | None = None, platform: Platform | None = None) -> Starlette:
@@ -44,12 +40,15 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
     load_tools()
     platform = platform or build_platform(settings, registry)
     mcp_endpoint = McpEndpoint(platform)
+    # However the app is served (toolhost serve, uvicorn, gunicorn's uvicorn workers), URLs are logged redacted.
+    redact_access_log()
+    job_types = sorted(load_job_types(JOB_TYPES))
+
+    async def job_queue(session: AsyncSession, now: datetime) -> list[GaugeReading]:
+        return await jobs.queue_gauges(session, now, job_types)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
-
-    async def docs(request: Request) -> Response:
-        return HTMLResponse(DOCS_PAGE)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -73,14 +72,13 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
         routes=[
             *rest_routes(platform),
             *oauth_routes(platform),
+            *metrics_routes(platform, gauges=[job_queue, distribution_service.publish_gauges]),
             Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
             *media_routes,
             *distribution_routes,
             *discovery_routes,
             *apps_routes,
             Route("/healthz", healthz, methods=["GET"]),
-            Route("/docs", docs, methods=["GET"]),
-            Mount("/docs/static", StaticFiles(directory=swagger_ui_path), name="docs-static"),
         ],
         lifespan=lifespan,
     )

@@ -26,6 +26,7 @@ from toolhost.domains.distribution.cli import app as connections_app
 from toolhost.domains.distribution.cli import connectors_app
 from toolhost.keyring import RETIRED_KEY_LIFETIME
 from toolhost.platform import accounts, credits, scopes
+from toolhost.platform.observability import logging_config
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import Platform, build_platform
@@ -149,6 +150,7 @@ def serve(
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
+        log_config=logging_config(settings.log_level),
     )
 
 
@@ -171,7 +173,11 @@ def worker(
     ] = 1,
 ) -> None:
     """Works due posts and jobs until interrupted (run N of these beside N API processes when scaled out)."""
+    import logging.config
     import signal
+
+    # The calls recipe and autopilot runs make are logged as the server logs its own.
+    logging.config.dictConfig(logging_config(load_settings().log_level))
 
     async def main(worker_id: str | None = None, departed_worker_id: str | None = None) -> None:
         # The worker runs on the same platform as the server: one executor, authenticator and rate limiter.

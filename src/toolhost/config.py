@@ -314,6 +314,16 @@ class SkillSettings(BaseModel):
     )
 
 
+class MetricsSettings(BaseModel):
+    """Who may read /metrics (Prometheus format)."""
+
+    token: SecretStr | None = Field(
+        default=None,
+        description="The bearer token a scraper sends (`Authorization: Bearer <token>`) to read /metrics; "
+        "unset: /metrics is refused to everyone, loopback included.",
+    )
+
+
 class Settings(BaseSettings):
     """Every setting of toolhost; read from TOOLHOST_* variables (nested with __)."""
 
@@ -346,7 +356,9 @@ class Settings(BaseSettings):
         description="SQLAlchemy async URL (sqlite+aiosqlite or postgresql+asyncpg); default: a file here.",
     )
     redis_url: str | None = Field(default=None, description="Redis for shared rate limits when scaled out.")
-    log_level: str = Field(default="INFO", description="Logging level.")
+    log_level: str = Field(
+        default="INFO", description="Logging level of toolhost's loggers; WARNING and above drop the call lines."
+    )
 
     bootstrap: BootstrapSettings = BootstrapSettings()
     ratelimit: RateLimitSettings = RateLimitSettings()
@@ -361,6 +373,7 @@ class Settings(BaseSettings):
     skills: SkillSettings = SkillSettings()
     voice: VoiceSettings = VoiceSettings()
     video: VideoSettings = VideoSettings()
+    metrics: MetricsSettings = MetricsSettings()
 
     _keyring: Keyring = PrivateAttr()
 

@@ -21,6 +21,7 @@ from toolhost.db.session import call_scope
 from toolhost.platform import credits, policy, scopes
 from toolhost.platform.context import Principal, ToolContext
 from toolhost.platform.models import Account, CreditHold, UsageRecord
+from toolhost.platform.observability import CallObserver, FinishedCall
 from toolhost.platform.ratelimit import RateLimiter
 from toolhost.platform.redaction import redact, redact_text
 from toolhost.platform.registry import Registry, ToolOutput, ToolSpec
@@ -64,6 +65,7 @@ class _Call:
     request_id: str
     project_id: uuid.UUID | None = None
     hold_id: uuid.UUID | None = None
+    credits: int = 0
     started: float = field(default_factory=time.perf_counter)
 
     def usage_record(
@@ -123,6 +125,7 @@ class Executor:
         rate_limiter: RateLimiter,
         usage: UsageRecorder,
         point_reads: PointReader,
+        observer: CallObserver,
     ) -> None:
         self.registry = registry
         self.settings = settings
@@ -130,6 +133,7 @@ class Executor:
         self.rate_limiter = rate_limiter
         self.usage = usage
         self.point_reads = point_reads
+        self.observer = observer
         self.hold_lifetime = timedelta(seconds=settings.credits.hold_seconds)
         self.hold_keeper = credits.HoldKeeper(session_factory=session_factory, lifetime=self.hold_lifetime)
         self._projects = ProjectResolver(registry)
@@ -153,17 +157,42 @@ class Executor:
             self._check_scope(spec, principal)
             args = self._validate(spec, arguments)
             with call_scope():
-                return Execution(result=await self._run(spec, args, call))
+                execution = Execution(result=await self._run(spec, args, call))
         except ToolError as error:
             execution = self._failure(error, request_id)
+        except asyncio.CancelledError:
+            self._observe(call, known_tool=spec is not None, execution=None)
+            raise
         except Exception:
             logger.exception("tool %s failed unexpectedly [%s]", name, request_id)
             execution = self._failure(
                 ServerFailed(f"internal error; quote request id {request_id} when reporting it"), request_id
             )
-        if spec is not None:
+        if spec is not None and execution.error is not None:
             await self._record_failure(call, execution)
+        self._observe(call, known_tool=spec is not None, execution=execution)
         return execution
+
+    def _observe(self, call: _Call, *, known_tool: bool, execution: Execution | None) -> None:
+        """The call's metrics and log line; `execution` None: the client went away before it ended."""
+        error = execution.error if execution is not None else None
+        self.observer.finished(
+            FinishedCall(
+                request_id=call.request_id,
+                tool=call.name,
+                known_tool=known_tool,
+                transport=call.transport,
+                account_id=call.principal.account_id,
+                credential_id=call.principal.credential_id,
+                project_id=call.project_id,
+                run_id=call.principal.run_id,
+                outcome="cancelled" if execution is None else ("ok" if error is None else "error"),
+                error_type=error.error_type if error is not None else None,
+                status=execution.status if execution is not None else 499,
+                seconds=time.perf_counter() - call.started,
+                credits=call.credits,
+            )
+        )
 
     def _check_scope(self, spec: ToolSpec, principal: Principal) -> None:
         if not scopes.satisfies(principal.scopes, spec.scope):
@@ -241,6 +270,7 @@ class Executor:
                 error.raised_by_handler = True
                 raise
             result = self._render(spec, args, output, auto_resolved)
+            call.credits = context.credits_debited
             usage = call.usage_record(outcome="ok", credits=context.credits_debited, assets=assets)
             # A free call is recorded in a batch; one that paid or made assets counts toward run budgets now.
             if call.hold_id is None and context.credits_debited_beyond_hold == 0 and assets == 0:

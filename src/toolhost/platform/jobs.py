@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import ColumnElement, ForeignKey, Index, Integer, String, Text, and_, select, update
+from sqlalchemy import ColumnElement, ForeignKey, Index, Integer, String, Text, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
 from toolhost.db.base import Base, new_id, utcnow
 from toolhost.platform import credits
 from toolhost.platform.models import UsageRecord
+from toolhost.platform.observability import GaugeReading
 from toolhost.platform.results import NotFound
 
 if TYPE_CHECKING:
@@ -190,6 +191,45 @@ async def cancel(session: AsyncSession, job: Job) -> int | None:
     if result.first() is None:
         return None
     return await refund(session, job)
+
+
+async def queue_gauges(session: AsyncSession, now: datetime, job_types: Sequence[str]) -> list[GaugeReading]:
+    """The job queue for /metrics, per job type: jobs due and unclaimed, the oldest one's wait, jobs running.
+
+    Every type gets its samples, zeros included, so a series never vanishes when its queue empties.
+    """
+    rows = (
+        await session.execute(
+            select(Job.job_type, Job.status, func.count(), func.min(Job.run_after, type_=Job.run_after.type))
+            .where(or_(and_(Job.status == "pending", Job.run_after <= now), Job.status == "processing"))
+            .group_by(Job.job_type, Job.status)
+        )
+    ).all()
+    due = dict.fromkeys(job_types, 0)
+    running = dict.fromkeys(job_types, 0)
+    oldest_wait = dict.fromkeys(job_types, 0.0)
+    for job_type, status, count, oldest in rows:
+        if status == "pending":
+            due[job_type] = count
+            oldest_wait[job_type] = max(0.0, (now - oldest).total_seconds())
+        else:
+            running[job_type] = count
+    readings = []
+    for job_type in sorted(due):
+        labels = {"job_type": job_type}
+        readings += [
+            GaugeReading(
+                "toolhost_jobs_due", "Jobs due and not yet claimed by a worker: the queue depth.", due[job_type], labels
+            ),
+            GaugeReading(
+                "toolhost_job_oldest_due_seconds",
+                "How long the oldest due, unclaimed job has waited past its run time (0 when none waits).",
+                oldest_wait[job_type],
+                labels,
+            ),
+            GaugeReading("toolhost_jobs_running", "Jobs claimed by a worker and running.", running[job_type], labels),
+        ]
+    return readings
 
 
 def step_request_id(job_id: uuid.UUID, step: str) -> str:

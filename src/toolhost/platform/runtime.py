@@ -12,6 +12,7 @@ from toolhost.db.session import create_engine, create_read_engine, create_sessio
 from toolhost.platform.auth import Authenticator
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution, Executor
+from toolhost.platform.observability import CallObserver
 from toolhost.platform.ratelimit import RateLimiter
 from toolhost.platform.registry import Registry
 from toolhost.platform.usage import UsageRecorder
@@ -34,6 +35,7 @@ class Platform:
     rate_limiter: RateLimiter
     usage: UsageRecorder
     executor: Executor
+    observer: CallObserver
 
     async def execute(self, name: str, arguments: object, principal: Principal, *, transport: str) -> Execution:
         """Runs a tool through the one execution path."""
@@ -59,6 +61,7 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
     rate_limiter = RateLimiter(settings.ratelimit, settings.redis_url)
     usage = UsageRecorder(session_factory, engine)
     point_reads = PointReader(settings.database_url)
+    observer = CallObserver()
     return Platform(
         settings=settings,
         registry=registry,
@@ -75,5 +78,7 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
             rate_limiter=rate_limiter,
             usage=usage,
             point_reads=point_reads,
+            observer=observer,
         ),
+        observer=observer,
     )

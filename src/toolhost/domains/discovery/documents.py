@@ -52,12 +52,23 @@ def catalogue_sections() -> dict[str, str]:
     return sections
 
 
+@functools.cache
+def guide_text(name: str) -> str:
+    """The markdown of one shipped guide (a name of GUIDES)."""
+    return (DOCS / "guides" / f"{name}.md").read_text()
+
+
+@functools.cache
+def guide_titles() -> dict[str, str]:
+    """Each guide's title (its first heading), by name, in GUIDES order."""
+    return {name: guide_text(name).splitlines()[0].lstrip("# ").strip() for name in GUIDES}
+
+
 def corpus(registry: Registry, root: str) -> list[Document]:
     """The guides, then one document per registered tool."""
     documents = []
-    for name in GUIDES:
-        text = (DOCS / "guides" / f"{name}.md").read_text()
-        title = text.splitlines()[0].lstrip("# ").strip()
+    for name, title in guide_titles().items():
+        text = guide_text(name)
         documents.append(
             Document(
                 id=name,

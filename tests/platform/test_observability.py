@@ -1,0 +1,148 @@
+"""What an operator sees: one JSON line per call from execute(), /metrics behind its token, redacted access lines."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.conftest import Tenant, settings_for_test
+from tests.platform.test_mcp_fast_path import LEGACY, post, rpc
+from toolhost.app import create_app
+from toolhost.config import Settings
+from toolhost.platform.observability import AccessLogRedaction
+
+METRICS_TOKEN = "metrics-token-for-tests-0123456789"
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return settings_for_test(
+        database_url=database_url, media={"root": str(tmp_path / "media")}, metrics={"token": METRICS_TOKEN}
+    )
+
+
+def call_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    return [json.loads(record.getMessage()) for record in caplog.records if record.name == "toolhost.calls"]
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a Prometheus text page by name and sorted labels."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+async def scrape(client: httpx.AsyncClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    response = await client.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/plain; version=")
+    return samples(response.text)
+
+
+async def test_every_call_writes_one_json_line_whatever_its_transport(
+    tenant: Tenant, client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolhost.calls")
+    ok = await tenant.call("get_credit_balance", headers={"X-Toolhost-Run": "run-7"})
+    paid = await tenant.call("adapt_content", {"content": "Ship early, learn fast.", "target_platform": "linkedin"})
+    refused = await tenant.call("adapt_content", {"target_platform": "linkedin"})
+    over_mcp = await post(client, tenant, *rpc("tools/call", {"name": "get_credit_balance", "arguments": {}}, LEGACY))
+    assert ok.status_code == 200 and paid.json()["isError"] is False and refused.status_code == 400
+    assert over_mcp.status_code == 200
+
+    lines = call_lines(caplog)
+    assert [(line["tool"], line["transport"], line["outcome"]) for line in lines] == [
+        ("get_credit_balance", "rest", "ok"),
+        ("adapt_content", "rest", "ok"),
+        ("adapt_content", "rest", "error"),
+        ("get_credit_balance", "mcp", "ok"),
+    ]
+    first, second, third, _ = lines
+    assert first["event"] == "tool_call" and first["run_id"] == "run-7"
+    assert first["account_id"] == str(tenant.account_id) and first["project_id"] is None
+    assert first["credential_id"] == str(tenant.key_id) and first["error_type"] is None
+    assert first["credits"] == 0 and first["status"] == 200 and first["ms"] >= 0
+    assert re.fullmatch(r"req_[0-9a-f]{32}", first["request_id"]) and first["time"].endswith("Z")
+    assert second["credits"] == 1 and second["project_id"] == str(tenant.project_id)
+    assert third["error_type"] == "validation_error" and third["status"] == 400 and third["credits"] == 0
+    assert third["request_id"] == refused.json()["error"]["request_id"]
+    assert tenant.key not in caplog.text
+
+
+async def test_metrics_count_calls_by_tool_and_errors_by_type_and_time_each_tool(
+    tenant: Tenant, client: httpx.AsyncClient
+) -> None:
+    await tenant.call("get_credit_balance")
+    await tenant.call("get_credit_balance")
+    await tenant.call("adapt_content", {"target_platform": "linkedin"})
+    await tenant.call("no_such_tool_" + "x" * 50)
+
+    found = await scrape(client)
+    assert found[("toolhost_tool_calls_total", (("outcome", "ok"), ("tool", "get_credit_balance")))] == 2
+    assert found[("toolhost_tool_calls_total", (("outcome", "error"), ("tool", "adapt_content")))] == 1
+    assert found[("toolhost_tool_errors_total", (("error_type", "validation_error"), ("tool", "adapt_content")))] == 1
+    # A made-up tool name is counted, under one label: callers cannot grow the series.
+    assert found[("toolhost_tool_errors_total", (("error_type", "not_found"), ("tool", "unknown")))] == 1
+    histogram = ("toolhost_tool_call_duration_seconds_count", (("tool", "get_credit_balance"),))
+    assert found[histogram] == 2
+    assert found[("toolhost_tool_call_duration_seconds_bucket", (("le", "+Inf"), ("tool", "get_credit_balance")))] == 2
+    assert not any("no_such_tool" in str(labels) for _, labels in found)
+
+
+async def test_metrics_need_the_token_and_an_install_without_one_refuses_everyone(
+    client: httpx.AsyncClient, tenant: Tenant, database_url: str, tmp_path: Path
+) -> None:
+    assert (await client.get("/metrics")).status_code == 401
+    wrong = await client.get("/metrics", headers={"Authorization": "Bearer not-the-token"})
+    assert wrong.status_code == 401 and wrong.json()["error"]["error_type"] == "unauthenticated"
+    as_a_tenant = await client.get("/metrics", headers=tenant.headers)
+    assert as_a_tenant.status_code == 401
+
+    default = create_app(settings_for_test(database_url=database_url, media={"root": str(tmp_path / "other")}))
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=default), base_url="http://testserver") as other:
+            refused = await other.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+    finally:
+        await default.state.platform.close()
+    assert refused.status_code == 403
+    assert "TOOLHOST_METRICS__TOKEN" in refused.json()["error"]["message"]
+
+
+def uvicorn_access_record(target: str) -> logging.LogRecord:
+    """An access record as uvicorn's protocols make it: client, method, path with query, HTTP version, status."""
+    return logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "GET", target, "1.1", 401),
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "shown"),
+    [
+        ("/v1/tools?api_key=thk_live_abcdefghijklmnopqrstuvwx", "/v1/tools?api_key=[REDACTED]"),
+        ("/v1/tools?scope=mcp:read&token=opaque-value", "/v1/tools?scope=mcp:read&token=[REDACTED]"),
+        ("/media/a/b.png?exp=1900000000&sig=0f3a9c", "/media/a/b.png?exp=1900000000&sig=[REDACTED]"),
+        ("/v1/tools?q=thk_live_abcdefghijklmnopqrstuvwx", "/v1/tools?q=[REDACTED:toolhost_key]"),
+        ("/v1/tools/thk_live_abcdefghijklmnopqrstuvwx", "/v1/tools/[REDACTED:toolhost_key]"),
+        ("/docs/guides/quickstart", "/docs/guides/quickstart"),
+    ],
+)
+def test_access_lines_never_show_a_credential_sent_in_the_url(target: str, shown: str) -> None:
+    record = uvicorn_access_record(target)
+    assert AccessLogRedaction().filter(record)
+    assert record.getMessage() == f'127.0.0.1:5000 - "GET {shown} HTTP/1.1" 401'
