@@ -22,7 +22,7 @@ from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.domains.analytics.cli import app as metrics_app
 from toolhost.domains.distribution.cli import app as connections_app
-from toolhost.platform import accounts, credits, scopes
+from toolhost.platform import accounts, credits, scopes, users
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import Platform, build_platform
@@ -34,12 +34,14 @@ accounts_app = typer.Typer(help="Accounts.", no_args_is_help=True)
 projects_app = typer.Typer(help="Projects of an account.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 clients_app = typer.Typer(help="OAuth client-credentials clients.", no_args_is_help=True)
+users_app = typer.Typer(help="People who sign in to the web pages and authorize MCP clients.", no_args_is_help=True)
 credits_app = typer.Typer(help="Credits.", no_args_is_help=True)
 tools_app = typer.Typer(help="The tool registry.", no_args_is_help=True)
 app.add_typer(accounts_app, name="accounts")
 app.add_typer(projects_app, name="projects")
 app.add_typer(keys_app, name="keys")
 app.add_typer(clients_app, name="clients")
+app.add_typer(users_app, name="users")
 app.add_typer(credits_app, name="credits")
 app.add_typer(tools_app, name="tools")
 app.add_typer(connections_app, name="connections")
@@ -324,6 +326,24 @@ def clients_revoke(client_id: Annotated[str, typer.Argument(help="The client_id.
     """Revokes a client; its tokens stop working at once."""
     client = _run_in_session(lambda session, settings: accounts.revoke_client(session, client_id=client_id))
     console.print(f"Client {client.client_id} revoked.")
+
+
+@users_app.command("create")
+def users_create(
+    account: Annotated[str, typer.Option(help="Account id.")],
+    email: Annotated[str, typer.Option(help="The address the person signs in with.")],
+    password: Annotated[
+        str | None,
+        typer.Option(help="Their password (12 characters or more); default: prompted for, unechoed, twice."),
+    ] = None,
+) -> None:
+    """Creates a person of an account, who signs in at /signin with this address and password."""
+    account_id = _uuid(account, "--account")
+    chosen = password if password is not None else typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    user = _run_in_session(
+        lambda session, settings: users.create_user(session, account_id=account_id, email=email, password=chosen)
+    )
+    console.print(f"User {user.id} ({user.email}) signs in at /signin")
 
 
 @credits_app.command("grant")

@@ -1,4 +1,4 @@
-"""Turns a presented credential (API key or OAuth access token) into a Principal, and issues tokens."""
+"""Turns a presented credential (API key, OAuth access token, a person's web session) into a Principal."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from toolhost.config import Settings
 from toolhost.platform import scopes
 from toolhost.platform.accounts import KEY_PREFIX, CredentialChanges, hash_secret
 from toolhost.platform.context import Principal
-from toolhost.platform.models import Account, ApiKey, OAuthClient
+from toolhost.platform.models import Account, ApiKey, OAuthClient, User, WebSession
 from toolhost.platform.results import Unauthenticated
 from toolhost.platform.usage import UsageRecorder
 
@@ -88,19 +88,36 @@ class Authenticator:
         if principal is None:
             generation = CredentialChanges.generation
             principal, expires_at = await (self._from_key(cache_key) if is_key else self._from_token(credential))
-            if len(self._cache) >= PRINCIPAL_CACHE_ENTRIES:
-                self._cache.clear()
-            self._cache[cache_key] = _Cached(
-                principal=principal,
-                fresh_until=time.monotonic() + PRINCIPAL_CACHE_SECONDS,
-                generation=generation,
-                expires_at=expires_at,
-            )
+            self._remember(cache_key, principal, generation, expires_at)
         if is_key and principal.credential_id is not None:
             self._record_use(principal.credential_id)
         if run_id is None and client_ip is None:
             return principal
         return dataclasses.replace(principal, run_id=run_id, client_ip=client_ip)
+
+    async def authenticate_session(self, token: str) -> Principal:
+        """The person behind a web session's token, or `unauthenticated` (unknown, signed out or expired).
+
+        A person acts with every scope of the account's tier; the principal is cached like a key's.
+        """
+        digest = hash_secret(token)
+        cache_key = f"session:{digest}"
+        principal = self._cached(cache_key)
+        if principal is None:
+            generation = CredentialChanges.generation
+            principal, expires_at = await self._from_session(digest)
+            self._remember(cache_key, principal, generation, expires_at)
+        return principal
+
+    def _remember(self, cache_key: str, principal: Principal, generation: int, expires_at: datetime | None) -> None:
+        if len(self._cache) >= PRINCIPAL_CACHE_ENTRIES:
+            self._cache.clear()
+        self._cache[cache_key] = _Cached(
+            principal=principal,
+            fresh_until=time.monotonic() + PRINCIPAL_CACHE_SECONDS,
+            generation=generation,
+            expires_at=expires_at,
+        )
 
     def _cached(self, cache_key: str) -> Principal | None:
         entry = self._cache.get(cache_key)
@@ -156,6 +173,21 @@ class Authenticator:
             project_id=key.project_id,
         )
         return principal, key.expires_at
+
+    async def _from_session(self, digest: str) -> tuple[Principal, datetime]:
+        async with self._session_factory() as session:
+            row = (
+                await session.execute(
+                    select(WebSession.expires_at, User, Account.tier)
+                    .join(User, User.id == WebSession.user_id)
+                    .join(Account, Account.id == User.account_id)
+                    .where(WebSession.token_hash == digest)
+                )
+            ).first()
+        if row is None or row[0] <= datetime.now(UTC):
+            raise Unauthenticated("not signed in, or the sign-in has expired")
+        expires_at, user, tier = row
+        return _person(user, tier), expires_at
 
     async def _from_token(self, token: str) -> tuple[Principal, datetime | None]:
         try:
@@ -235,7 +267,7 @@ class Authenticator:
     async def principal_for_credential(
         self, credential_id: uuid.UUID, *, within: frozenset[str] | None = None, run_id: str | None = None
     ) -> Principal:
-        """The caller a stored API key or OAuth client (by id) stands for now, or `unauthenticated` saying why.
+        """The caller a stored API key, OAuth client or person (by id) stands for now, or `unauthenticated` saying why.
 
         Revocation, expiry, the account and its tier are read afresh; the scopes are the credential's within
         the tier's (scopes.effective) and, when `within` is given, within the scopes the work started with.
@@ -245,7 +277,15 @@ class Authenticator:
             key = await session.get(ApiKey, credential_id)
             client = None if key is not None else await session.get(OAuthClient, credential_id)
             credential = key or client
-            account = await session.get(Account, credential.account_id) if credential is not None else None
+            user = await session.get(User, credential_id) if credential is None else None
+            owner = credential or user
+            account = await session.get(Account, owner.account_id) if owner is not None else None
+        if user is not None and account is not None:
+            person = _person(user, account.tier)
+            held_by_person = person.scopes & within if within is not None else person.scopes
+            if not held_by_person:
+                raise Unauthenticated(f"the account's {account.tier} tier no longer allows what this work started with")
+            return dataclasses.replace(person, scopes=held_by_person, run_id=run_id)
         kind = "API key" if key is not None else "OAuth client"
         if credential is None or account is None:
             raise Unauthenticated("the credential this work runs as no longer exists")
@@ -267,3 +307,15 @@ class Authenticator:
             project_id=credential.project_id,
             run_id=run_id,
         )
+
+
+def _person(user: User, tier: str) -> Principal:
+    """A signed-in person: they act with every scope of their account's tier, named by their address."""
+    return Principal(
+        account_id=user.account_id,
+        tier=tier,
+        credential_id=user.id,
+        credential_name=user.email,
+        scopes=scopes.TIER_SCOPES[tier],
+        project_id=None,
+    )

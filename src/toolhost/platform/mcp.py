@@ -246,7 +246,7 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         try:
-            principal = await authenticate(self._platform, request)
+            principal = await authenticate(self._platform, request, people=False)
         except Unauthenticated as error:
             response = JSONResponse(
                 {"error": "invalid_token", "error_description": error.message},

@@ -1,4 +1,4 @@
-"""The platform's tables: accounts, projects, credentials, the credit ledger and usage records."""
+"""The platform's tables: accounts, projects, credentials, the credit ledger, usage records, people and OAuth."""
 
 from __future__ import annotations
 
@@ -138,3 +138,27 @@ class UsageRecord(Base):
     request_id: Mapped[str] = mapped_column(String(64))
     error_message: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class User(Base):
+    """A person of an account: signs in to the web pages and authorizes MCP clients on the account's behalf."""
+
+    __tablename__ = "users"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True, doc="lowercased; the sign-in name")
+    password_hash: Mapped[str] = mapped_column(String(200), doc="argon2id, in its PHC string form")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class WebSession(Base):
+    """One sign-in: the browser holds the token, the database its SHA-256; signing out deletes the row."""
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
