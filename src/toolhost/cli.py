@@ -23,6 +23,7 @@ from toolhost.db.migrate import upgrade
 from toolhost.domains.analytics.cli import app as metrics_app
 from toolhost.domains.distribution.cli import app as connections_app
 from toolhost.platform import accounts, credits, scopes, users
+from toolhost.platform.auth import token_audience
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import Platform, build_platform
@@ -403,7 +404,9 @@ def call(
         platform = _platform()
         try:
             # One CLI process is one run for the per-run budgets.
-            principal = await platform.authenticator.authenticate(credential, run_id=f"cli-{uuid.uuid4().hex}")
+            principal = await platform.authenticator.authenticate(
+                credential, resource=token_audience(platform.settings), run_id=f"cli-{uuid.uuid4().hex}"
+            )
             execution = await platform.execute(tool_name, parsed, principal, transport="cli")
             return execution.result
         finally:

@@ -60,6 +60,19 @@ class SignInSettings(BaseModel):
     )
 
 
+class OAuthSettings(BaseModel):
+    """The authorization server remote MCP clients register with and get people's consent from."""
+
+    redirect_uri_allow: list[str] = Field(
+        default=[],
+        description="Redirect URI prefixes a client may register beyond https and loopback http "
+        "(e.g. `cursor://anysphere.cursor-retrieval/`, `http://intranet.example:8080/`).",
+    )
+    refresh_token_days: int = Field(
+        default=30, gt=0, description="How long an unused refresh token lasts; each use replaces it with a new one."
+    )
+
+
 class CreditCost(BaseModel):
     """An operator's override of a tool's cost: base + per × units."""
 
@@ -341,6 +354,7 @@ class Settings(BaseSettings):
     bootstrap: BootstrapSettings = BootstrapSettings()
     ratelimit: RateLimitSettings = RateLimitSettings()
     signin: SignInSettings = SignInSettings()
+    oauth: OAuthSettings = OAuthSettings()
     credits: CreditSettings = CreditSettings()
     policy: PolicySettings = PolicySettings()
     fetch: FetchSettings = FetchSettings()

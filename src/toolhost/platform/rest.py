@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from toolhost.platform import scopes, websession
-from toolhost.platform.auth import presented_credential
+from toolhost.platform.auth import presented_credential, token_audience
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution, new_request_id
 from toolhost.platform.openapi import openapi_document
@@ -43,8 +43,8 @@ def _credential_headers(request: Request) -> dict[str, str]:
     return found
 
 
-async def authenticate(platform: Platform, request: Request, *, people: bool) -> Principal:
-    """The caller of a request; the anonymous rate limit applies before `unauthenticated`.
+async def authenticate(platform: Platform, request: Request, *, resource: str, people: bool) -> Principal:
+    """The caller of a request to `resource` (RFC 8707); the anonymous rate limit applies before `unauthenticated`.
 
     A key or token wins. Without one, `people` lets a signed-in person's page call on their session cookie,
     with the page's CSRF token in X-CSRF-Token (a cookie alone, which any site's request would carry, is
@@ -56,7 +56,9 @@ async def authenticate(platform: Platform, request: Request, *, people: bool) ->
     try:
         if credential is None and people and websession.CSRF_HEADER in headers:
             return await _person(platform, request, headers[websession.CSRF_HEADER], run_id)
-        return await platform.authenticator.authenticate(credential, run_id=run_id, client_ip=client_ip(request))
+        return await platform.authenticator.authenticate(
+            credential, resource=resource, run_id=run_id, client_ip=client_ip(request)
+        )
     except Unauthenticated:
         await platform.rate_limiter.check_anonymous(client_ip(request))
         raise
@@ -132,10 +134,12 @@ async def read_json_body(request: Request, limit: int) -> Any:
 def rest_routes(platform: Platform) -> list[BaseRoute]:
     """GET /v1/tools, POST /v1/tools/{name}, GET /v1/openapi.json."""
     document_cache: dict[str, Any] = {}
+    # /v1 is the server root's resource: tokens minted for the root are accepted here, those for /mcp are not.
+    resource = token_audience(platform.settings)
 
     async def list_tools(request: Request) -> Response:
         try:
-            principal = await authenticate(platform, request, people=True)
+            principal = await authenticate(platform, request, resource=resource, people=True)
             wanted_scope = request.query_params.get("scope")
             wanted: frozenset[str] | None = None
             if wanted_scope is not None:
@@ -163,7 +167,7 @@ def rest_routes(platform: Platform) -> list[BaseRoute]:
     async def call_tool(request: Request) -> Response:
         request_id = new_request_id()
         try:
-            principal = await authenticate(platform, request, people=True)
+            principal = await authenticate(platform, request, resource=resource, people=True)
             arguments = await read_json_body(request, AUTHENTICATED_BODY_LIMIT)
         except ToolError as error:
             return error_response(error, request_id)
