@@ -8,11 +8,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import func, select, update
 
 from tests.conftest import PersonFactory, csrf_of, settings_for_test, sign_in
 from toolhost.app import create_app
 from toolhost.config import Settings
+from toolhost.platform import accounts, users
 from toolhost.platform.models import WebSession
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
@@ -139,3 +141,23 @@ def test_after_signing_in_a_person_goes_only_to_a_page_of_this_site() -> None:
     assert safe_next("/app/calendar?days=7") == "/app/calendar?days=7"
     for elsewhere in ("https://evil.example/", "//evil.example/x", "/\\evil.example", "app/calendar", None, ""):
         assert safe_next(elsewhere) == "/app/calendar"
+
+
+@pytest.mark.postgres
+async def test_a_session_made_by_one_process_is_honoured_and_ended_by_another_on_postgresql(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    settings = settings_for_test(database_url=postgres_url, media={"root": str(tmp_path / "media")})
+    async with served(settings) as (first, first_platform), served(settings) as (second, _second_platform):
+        async with first_platform.session_factory() as session, session.begin():
+            account = await accounts.create_account(session, name="scaled", tier="pro", settings=settings)
+            await users.create_user(
+                session, account_id=account.id, email="ada@example.com", password="correct horse battery"
+            )
+        signed_in = await sign_in(first, "ada@example.com", "correct horse battery")
+        assert signed_in.status_code == 303
+        second.cookies.update(first.cookies)
+        page = await second.get("/app/calendar")
+        assert page.status_code == 200 and "ada@example.com" in page.text
+        assert (await second.post("/signout", data={"csrf_token": csrf_of(page.text)})).status_code == 200
+        assert (await first.get("/app/calendar")).status_code == 303
