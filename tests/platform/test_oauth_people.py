@@ -28,7 +28,7 @@ from tests.conftest import Person, PersonFactory, csrf_of, settings_for_test, si
 from toolhost.config import Settings
 from toolhost.platform import scopes
 from toolhost.platform.models import AuthorizationCode, OAuthGrant
-from toolhost.platform.oauth_server import redirect_uri_refusal
+from toolhost.platform.oauth_records import redirect_uri_refusal
 from toolhost.platform.results import Unauthenticated
 from toolhost.platform.runtime import Platform
 

@@ -1,4 +1,4 @@
-"""Turns a presented credential (API key, OAuth access token, a person's web session) into a Principal."""
+"""Turns a presented credential (API key, OAuth access token, a person's web session) into a Principal; mints tokens."""
 
 from __future__ import annotations
 

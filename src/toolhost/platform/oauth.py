@@ -27,7 +27,8 @@ from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp
 
 from toolhost.platform import oauth_server, scopes, websession
-from toolhost.platform.oauth_server import Answer, ConsentRequest, Decision, FormRequest, Problem
+from toolhost.platform.oauth_records import Answer, FormRequest, json_request
+from toolhost.platform.oauth_server import ConsentRequest, Decision, Problem
 from toolhost.platform.pages import field, read_form, render
 from toolhost.platform.rest import ANONYMOUS_BODY_LIMIT, client_ip, read_body
 from toolhost.platform.results import RateLimited, ValidationFailed
@@ -230,7 +231,7 @@ def oauth_routes(platform: Platform) -> list[BaseRoute]:
             return _oauth_error("invalid_client_metadata", "the body is not a JSON object")
         if not isinstance(metadata, dict):
             return _oauth_error("invalid_client_metadata", "the body is not a JSON object")
-        oauth_request = oauth_server.json_request("POST", public_uri(request), metadata, {})
+        oauth_request = json_request("POST", public_uri(request), metadata, {})
         answer = await in_transaction(
             lambda db: oauth_server.register(db, settings, oauth_request), commit=lambda answer: answer.status == 201
         )
