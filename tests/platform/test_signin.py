@@ -161,3 +161,15 @@ async def test_a_session_made_by_one_process_is_honoured_and_ended_by_another_on
         assert page.status_code == 200 and "ada@example.com" in page.text
         assert (await second.post("/signout", data={"csrf_token": csrf_of(page.text)})).status_code == 200
         assert (await first.get("/app/calendar")).status_code == 303
+
+
+async def test_work_a_person_starts_from_a_page_runs_as_them_with_their_tiers_scopes(
+    make_person: PersonFactory, platform: Platform
+) -> None:
+    person = await make_person(tier="pro")
+    principal = await platform.authenticator.principal_for_credential(person.user_id, within=frozenset({"mcp:read"}))
+    assert principal.credential_name == person.email and principal.account_id == person.account_id
+    assert principal.scopes == frozenset({"mcp:read"})
+    assert (await platform.authenticator.principal_for_credential(person.user_id)).scopes == frozenset(
+        {"mcp:read", "mcp:write", "mcp:distribute", "mcp:analytics"}
+    )
