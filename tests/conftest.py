@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -22,7 +23,7 @@ from toolhost.catalog import JOB_TYPES, load_tools
 from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.db.session import create_engine
-from toolhost.platform import accounts
+from toolhost.platform import accounts, users
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
@@ -219,6 +220,57 @@ def make_tenant(platform: Platform, client: httpx.AsyncClient, settings: Setting
 async def tenant(make_tenant: TenantFactory) -> Tenant:
     """An agency account with one project and an mcp:full key."""
     return await make_tenant()
+
+
+@dataclass
+class Person:
+    """A person of an account who signs in with an email address and a password."""
+
+    email: str
+    password: str
+    user_id: uuid.UUID
+    account_id: uuid.UUID
+
+
+PersonFactory = Callable[..., Awaitable[Person]]
+CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+@pytest.fixture
+def make_person(platform: Platform, settings: Settings) -> PersonFactory:
+    """Builds people: `await make_person(tier="pro")`, or `await make_person(account_id=tenant.account_id)`."""
+
+    async def build(
+        tier: str = "agency", account_id: uuid.UUID | None = None, password: str = "correct horse battery"
+    ) -> Person:
+        email = f"person-{uuid.uuid4().hex[:8]}@example.com"
+        async with platform.session_factory() as opened, opened.begin():
+            if account_id is None:
+                account = await accounts.create_account(
+                    opened, name=f"account-{uuid.uuid4().hex[:6]}", tier=tier, settings=settings
+                )
+                await accounts.create_project(opened, account_id=account.id, name="project-1")
+                account_id = account.id
+            user = await users.create_user(opened, account_id=account_id, email=email, password=password)
+        return Person(email=email, password=password, user_id=user.id, account_id=account_id)
+
+    return build
+
+
+def csrf_of(page: str) -> str:
+    """The CSRF token a page's form carries."""
+    found = CSRF_FIELD.search(page)
+    assert found is not None, page
+    return found.group(1)
+
+
+async def sign_in(
+    client: httpx.AsyncClient, email: str, password: str, next_path: str = "/app/calendar"
+) -> httpx.Response:
+    """Signs in through the sign-in page as a browser would; the client keeps the session cookie."""
+    page = await client.get("/signin", params={"next": next_path})
+    form = {"csrf_token": csrf_of(page.text), "next": next_path, "email": email, "password": password}
+    return await client.post("/signin", data=form)
 
 
 def _service_unreachable(kind: str, error: Exception) -> None:

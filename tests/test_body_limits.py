@@ -47,6 +47,21 @@ CASES = [
     Case("POST", "/v1/connectors/webhook/events", "/v1/connectors/webhook/events", 1 * MB, 413),
     Case("POST", "/app/connect/{token}", "/app/connect/{token}", 16 * KB, 413),
     Case("POST", "/app/connect/{token}", "/app/connect/not-a-link", 0, 404),
+    Case("POST", "/signin", "/signin", 16 * KB, 413),
+    Case("POST", "/signout", "/signout", 0, 303),  # to the sign-in page, unread: nobody is signed in
+    Case("POST", "/oauth/authorize", "/oauth/authorize", 0, 303),
+    Case("POST", "/oauth/register", "/oauth/register", 100 * KB, 413),
+    Case("POST", "/oauth/revoke", "/oauth/revoke", 100 * KB, 413),
+    *(
+        Case("OPTIONS", route, route, 0, 200)
+        for route in (
+            "/.well-known/oauth-authorization-server",
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+        )
+    ),
+    # Not a CORS preflight (no Origin): the endpoint itself answers, and reads no more than its limit.
+    *(Case("OPTIONS", route, route, 100 * KB, 413) for route in ("/oauth/register", "/oauth/revoke", "/oauth/token")),
 ]
 
 

@@ -1,4 +1,4 @@
-"""The ASGI app factory: the composition root that mounts REST, MCP, OAuth and the docs over one platform."""
+"""The ASGI app factory: the composition root that mounts REST, MCP, OAuth, sign-in and the docs over one platform."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from toolhost.platform.observability import GaugeReading, redact_access_log
 from toolhost.platform.registry import registry
 from toolhost.platform.rest import rest_routes
 from toolhost.platform.runtime import Platform, build_platform
+from toolhost.platform.signin import signin_routes
 from toolhost.platform.worker import load_job_types, run_worker
 
 logger = logging.getLogger("toolhost")
@@ -73,6 +74,7 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
             *rest_routes(platform),
             *oauth_routes(platform),
             *metrics_routes(platform, gauges=[job_queue, distribution_service.publish_gauges]),
+            *signin_routes(platform),
             Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
             *media_routes,
             *distribution_routes,

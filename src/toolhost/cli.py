@@ -25,7 +25,8 @@ from toolhost.domains.distribution import accounts as distribution_accounts
 from toolhost.domains.distribution.cli import app as connections_app
 from toolhost.domains.distribution.cli import connectors_app
 from toolhost.keyring import RETIRED_KEY_LIFETIME
-from toolhost.platform import accounts, credits, scopes
+from toolhost.platform import accounts, credits, scopes, users
+from toolhost.platform.auth import token_audience
 from toolhost.platform.observability import logging_config
 from toolhost.platform.registry import registry
 from toolhost.platform.results import ToolError
@@ -39,6 +40,7 @@ accounts_app = typer.Typer(help="Accounts.", no_args_is_help=True)
 projects_app = typer.Typer(help="Projects of an account.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 clients_app = typer.Typer(help="OAuth client-credentials clients.", no_args_is_help=True)
+users_app = typer.Typer(help="People who sign in to the web pages and authorize MCP clients.", no_args_is_help=True)
 credits_app = typer.Typer(help="Credits.", no_args_is_help=True)
 tools_app = typer.Typer(help="The tool registry.", no_args_is_help=True)
 secrets_app = typer.Typer(
@@ -48,6 +50,7 @@ app.add_typer(accounts_app, name="accounts")
 app.add_typer(projects_app, name="projects")
 app.add_typer(keys_app, name="keys")
 app.add_typer(clients_app, name="clients")
+app.add_typer(users_app, name="users")
 app.add_typer(credits_app, name="credits")
 app.add_typer(tools_app, name="tools")
 app.add_typer(secrets_app, name="secrets")
@@ -439,6 +442,24 @@ def clients_revoke(client_id: Annotated[str, typer.Argument(help="The client_id.
     console.print(f"Client {client.client_id} revoked.")
 
 
+@users_app.command("create")
+def users_create(
+    account: Annotated[str, typer.Option(help="Account id.")],
+    email: Annotated[str, typer.Option(help="The address the person signs in with.")],
+    password: Annotated[
+        str | None,
+        typer.Option(help="Their password (12 characters or more); default: prompted for, unechoed, twice."),
+    ] = None,
+) -> None:
+    """Creates a person of an account, who signs in at /signin with this address and password."""
+    account_id = _uuid(account, "--account")
+    chosen = password if password is not None else typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    user = _run_in_session(
+        lambda session, settings: users.create_user(session, account_id=account_id, email=email, password=chosen)
+    )
+    console.print(f"User {user.id} ({user.email}) signs in at /signin")
+
+
 @credits_app.command("grant")
 def credits_grant(
     account: Annotated[str, typer.Option(help="Account id.")],
@@ -496,7 +517,9 @@ def call(
         platform = _platform()
         try:
             # One CLI process is one run for the per-run budgets.
-            principal = await platform.authenticator.authenticate(credential, run_id=f"cli-{uuid.uuid4().hex}")
+            principal = await platform.authenticator.authenticate(
+                credential, resource=token_audience(platform.settings), run_id=f"cli-{uuid.uuid4().hex}"
+            )
             execution = await platform.execute(tool_name, parsed, principal, transport="cli")
             return execution.result
         finally:

@@ -43,6 +43,31 @@ class RateLimitSettings(BaseModel):
         default={"wait_for_connection": 3},
         description="Calls of a tool one account may have running at once.",
     )
+    sign_in_per_email: int = Field(
+        default=10, description="Sign-in attempts per email address per 15 minutes, whether the address exists or not."
+    )
+    sign_in_per_ip: int = Field(default=30, description="Sign-in attempts per client IP per 15 minutes.")
+
+
+class SignInSettings(BaseModel):
+    """People signing in to the web pages (and, through them, authorizing MCP clients)."""
+
+    session_hours: float = Field(
+        default=12, gt=0, description="How long a sign-in lasts; then the pages send the person to sign in again."
+    )
+
+
+class OAuthSettings(BaseModel):
+    """The authorization server remote MCP clients register with and get people's consent from."""
+
+    redirect_uri_allow: list[str] = Field(
+        default=[],
+        description="Redirect URI prefixes a client may register beyond https and loopback http "
+        "(e.g. `cursor://anysphere.cursor-retrieval/`, `http://intranet.example:8080/`).",
+    )
+    refresh_token_days: int = Field(
+        default=30, gt=0, description="How long an unused refresh token lasts; each use replaces it with a new one."
+    )
 
 
 class CreditCost(BaseModel):
@@ -362,6 +387,8 @@ class Settings(BaseSettings):
 
     bootstrap: BootstrapSettings = BootstrapSettings()
     ratelimit: RateLimitSettings = RateLimitSettings()
+    signin: SignInSettings = SignInSettings()
+    oauth: OAuthSettings = OAuthSettings()
     credits: CreditSettings = CreditSettings()
     policy: PolicySettings = PolicySettings()
     fetch: FetchSettings = FetchSettings()
@@ -410,6 +437,11 @@ class Settings(BaseSettings):
     def api_root(self) -> str:
         """`public_url` without a trailing slash."""
         return self.public_url.rstrip("/")
+
+    @property
+    def served_over_https(self) -> bool:
+        """Whether callers reach the server over TLS: its cookies are then Secure."""
+        return self.public_url.lower().startswith("https://")
 
 
 def _reachable_host(host: str) -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
+from argon2 import PasswordHasher
 from typer.testing import CliRunner, Result
 
 from toolhost import cli
@@ -125,3 +127,26 @@ def test_connectors_list_shows_what_each_connector_supports_and_the_settings_it_
     assert configured.exit_code == 0, configured.stderr
     [row] = [line for line in configured.stdout.splitlines() if line.startswith("│ x ")]
     assert "ready" in row and "(missing)" not in row
+
+
+def test_an_operator_creates_a_person_whose_password_is_prompted_for_and_stored_as_argon2(tmp_path: Path) -> None:
+    database = tmp_path / "cli.db"
+    assert toolhost(database, "migrate").exit_code == 0
+    created = toolhost(database, "accounts", "create", "--tier", "team", "--name", "acme")
+    account_id = re.search(r"Account ([0-9a-f-]{36})", created.stdout).group(1)  # type: ignore[union-attr]
+    environment = {"TOOLHOST_DATABASE_URL": f"sqlite+aiosqlite:///{database}"}
+    environment["TOOLHOST_SECRET_FILE"] = str(tmp_path / "toolhost.secret")
+    arguments = ["users", "create", "--account", account_id, "--email", "Ada@Example.com"]
+    prompted = CliRunner().invoke(cli.app, arguments, env=environment, input="a long passphrase\na long passphrase\n")
+    assert prompted.exit_code == 0, prompted.stderr
+    assert "ada@example.com" in prompted.stdout and "a long passphrase" not in prompted.stdout
+    taken = toolhost(database, *arguments, "--password", "another long passphrase")
+    assert taken.exit_code == 1 and "already has a user" in taken.stderr
+    short = toolhost(
+        database, "users", "create", "--account", account_id, "--email", "b@example.com", "--password", "short"
+    )
+    assert short.exit_code == 1 and "12 to 1024 characters" in short.stderr
+    with sqlite3.connect(database) as connection:
+        rows = connection.execute("SELECT email, password_hash FROM users").fetchall()
+    assert [email for email, _ in rows] == ["ada@example.com"]
+    assert rows[0][1].startswith("$argon2id$") and PasswordHasher().verify(rows[0][1], "a long passphrase")

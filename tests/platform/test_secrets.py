@@ -28,6 +28,7 @@ from toolhost import cli
 from toolhost.config import Settings, load_settings
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform import accounts
+from toolhost.platform.auth import token_audience
 from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.providers.connectors import webhook
@@ -252,7 +253,7 @@ async def test_rotating_an_install_on_an_operator_secret_moves_its_keys_into_a_k
     assert retired.kid == kid_of(old_token) != current.kid
     after = build_platform(on_file, registry)
     try:
-        principal = await after.authenticator.authenticate(old_token)
+        principal = await after.authenticator.authenticate(old_token, resource=token_audience(on_file))
     finally:
         await after.close()
     assert principal.account_id == account.id

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from toolhost.config import Settings
 from toolhost.platform import scopes
@@ -168,13 +169,14 @@ class CredentialChanges:
     generation = 0
 
     @classmethod
-    def after_commit_of(cls, session: AsyncSession) -> None:
+    def after_commit_of(cls, session: AsyncSession | Session) -> None:
         """Bumps the counter when `session` commits (a rolled-back revocation changes nothing)."""
 
         def bump(_session: Any) -> None:
             cls.generation += 1
 
-        event.listen(session.sync_session, "after_commit", bump, once=True)
+        target = session.sync_session if isinstance(session, AsyncSession) else session
+        event.listen(target, "after_commit", bump, once=True)
 
 
 async def revoke_key(session: AsyncSession, *, key_id: uuid.UUID) -> ApiKey:

@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from toolhost.platform import scopes
+from toolhost.platform.auth import mcp_resource
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import new_request_id
 from toolhost.platform.rest import AUTHENTICATED_BODY_LIMIT, RUN_ID_LIMIT, authenticate, malformed_json
@@ -226,6 +227,7 @@ class McpEndpoint:
 
     def __init__(self, platform: Platform) -> None:
         self._platform = platform
+        self._resource = mcp_resource(platform.settings)
         server = build_server(platform)
         self.session_manager = StreamableHTTPSessionManager(
             app=server, json_response=True, stateless=True, max_request_body_size=AUTHENTICATED_BODY_LIMIT
@@ -252,7 +254,7 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         try:
-            principal = await authenticate(self._platform, request)
+            principal = await authenticate(self._platform, request, resource=self._resource, people=False)
         except Unauthenticated as error:
             response = JSONResponse(
                 {"error": "invalid_token", "error_description": error.message},

@@ -1,4 +1,4 @@
-"""The platform's tables: accounts, projects, credentials, the credit ledger and usage records."""
+"""The platform's tables: accounts, projects, credentials, the credit ledger, usage records, people and OAuth."""
 
 from __future__ import annotations
 
@@ -138,3 +138,97 @@ class UsageRecord(Base):
     request_id: Mapped[str] = mapped_column(String(64))
     error_message: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class User(Base):
+    """A person of an account: signs in to the web pages and authorizes MCP clients on the account's behalf."""
+
+    __tablename__ = "users"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True, doc="lowercased; the sign-in name")
+    password_hash: Mapped[str] = mapped_column(String(200), doc="argon2id, in its PHC string form")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class WebSession(Base):
+    """One sign-in: the browser holds the token, the database its SHA-256; signing out deletes the row."""
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+
+
+class RegisteredClient(Base):
+    """An OAuth client that registered itself (RFC 7591), such as a remote MCP client; it belongs to no account."""
+
+    __tablename__ = "oauth_registered_clients"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    client_id: Mapped[str] = mapped_column(String(64), unique=True)
+    secret_hash: Mapped[str | None] = mapped_column(String(64), default=None, doc="null for a public client")
+    client_metadata: Mapped[dict[str, Any]] = mapped_column(doc="the registered RFC 7591 metadata")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class OAuthGrant(Base):
+    """What a person allowed one registered client: the family of its refresh and access tokens.
+
+    Revoking the grant (RFC 7009, or a replayed code or refresh token) ends every token of the family.
+    """
+
+    __tablename__ = "oauth_grants"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    registered_client_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("oauth_registered_clients.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    scopes: Mapped[list[Any]] = mapped_column()
+    resource: Mapped[str] = mapped_column(String(2000), doc="the RFC 8707 resource: the tokens' audience")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+    revoked_because: Mapped[str | None] = mapped_column(
+        String(40), default=None, doc="revoked, code_replayed or refresh_token_reused"
+    )
+
+
+class AuthorizationCode(Base):
+    """A single-use code issued on consent; only its SHA-256 is kept."""
+
+    __tablename__ = "oauth_authorization_codes"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    registered_client_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("oauth_registered_clients.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    redirect_uri: Mapped[str] = mapped_column(Text)
+    scopes: Mapped[list[Any]] = mapped_column()
+    resource: Mapped[str] = mapped_column(String(2000))
+    code_challenge: Mapped[str] = mapped_column(String(128))
+    expires_at: Mapped[datetime] = mapped_column()
+    used_at: Mapped[datetime | None] = mapped_column(default=None)
+    grant_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("oauth_grants.id", ondelete="SET NULL"), default=None, doc="the grant its exchange started"
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RefreshToken(Base):
+    """One refresh token of a grant; used once (rotated), a second use revokes the whole grant."""
+
+    __tablename__ = "oauth_refresh_tokens"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    grant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("oauth_grants.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+    rotated_at: Mapped[datetime | None] = mapped_column(default=None)

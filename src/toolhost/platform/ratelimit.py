@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 # The hourly layer counts polling calls as 0.2: every call costs 5 units of a budget 5x the limit, polls 1.
 HOURLY_UNITS_PER_CALL = 5
 HOURLY_UNITS_PER_POLL = 1
+SIGN_IN_WINDOW_MINUTES = 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,15 @@ class RateLimiter:
         if not self.enabled:
             return
         await self._hit(Layer("ip", RateLimitItemPerMinute(self._settings.anonymous_per_minute), ("ip", client_ip)))
+
+    async def check_sign_in(self, *, email: str, client_ip: str) -> None:
+        """Counts a sign-in attempt per address (known or not) and per client IP; refuses past either limit."""
+        if not self.enabled:
+            return
+        per_email = RateLimitItemPerMinute(self._settings.sign_in_per_email, SIGN_IN_WINDOW_MINUTES)
+        per_ip = RateLimitItemPerMinute(self._settings.sign_in_per_ip, SIGN_IN_WINDOW_MINUTES)
+        await self._hit(Layer("sign-in address", per_email, ("signin", email)))
+        await self._hit(Layer("sign-in ip", per_ip, ("signin-ip", client_ip)))
 
     async def check_call(self, spec: ToolSpec, *, account_id: str, tier: str) -> None:
         """Layers 2 to 5 for one tool call of an account."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -9,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from toolhost.platform import scopes
-from toolhost.platform.auth import presented_credential
+from toolhost.platform import scopes, websession
+from toolhost.platform.auth import presented_credential, token_audience
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution, new_request_id
 from toolhost.platform.openapi import openapi_document
@@ -21,7 +22,7 @@ AUTHENTICATED_BODY_LIMIT = 16 * 1024 * 1024
 ANONYMOUS_BODY_LIMIT = 100 * 1024
 RUN_HEADER = "x-toolhost-run"
 RUN_ID_LIMIT = 128
-CREDENTIAL_HEADERS = frozenset({b"authorization", b"x-api-key", RUN_HEADER.encode()})
+CREDENTIAL_HEADERS = frozenset({b"authorization", b"x-api-key", RUN_HEADER.encode(), websession.CSRF_HEADER.encode()})
 
 
 def client_ip(request: Request) -> str:
@@ -42,17 +43,33 @@ def _credential_headers(request: Request) -> dict[str, str]:
     return found
 
 
-async def authenticate(platform: Platform, request: Request) -> Principal:
-    """The caller of a request; the anonymous rate limit applies before `unauthenticated`."""
+async def authenticate(platform: Platform, request: Request, *, resource: str, people: bool) -> Principal:
+    """The caller of a request to `resource` (RFC 8707); the anonymous rate limit applies before `unauthenticated`.
+
+    A key or token wins. Without one, `people` lets a signed-in person's page call on their session cookie,
+    with the page's CSRF token in X-CSRF-Token (a cookie alone, which any site's request would carry, is
+    no credential).
+    """
     headers = _credential_headers(request)
     credential = presented_credential(headers.get("authorization"), headers.get("x-api-key"))
+    run_id = headers.get(RUN_HEADER, "")[:RUN_ID_LIMIT] or None
     try:
+        if credential is None and people and websession.CSRF_HEADER in headers:
+            return await _person(platform, request, headers[websession.CSRF_HEADER], run_id)
         return await platform.authenticator.authenticate(
-            credential, run_id=headers.get(RUN_HEADER, "")[:RUN_ID_LIMIT] or None, client_ip=client_ip(request)
+            credential, resource=resource, run_id=run_id, client_ip=client_ip(request)
         )
     except Unauthenticated:
         await platform.rate_limiter.check_anonymous(client_ip(request))
         raise
+
+
+async def _person(platform: Platform, request: Request, presented_csrf: str, run_id: str | None) -> Principal:
+    token = request.cookies.get(websession.cookie_name(platform.settings, websession.SESSION_COOKIE))
+    if not websession.csrf_matches(platform.settings, token, presented_csrf) or token is None:
+        raise Unauthenticated("not signed in, or the page's CSRF token does not belong to this sign-in")
+    principal = await platform.authenticator.authenticate_session(token)
+    return dataclasses.replace(principal, run_id=run_id, client_ip=client_ip(request))
 
 
 def error_response(error: ToolError, request_id: str | None = None) -> JSONResponse:
@@ -129,10 +146,12 @@ def malformed_json(error: ValueError | RecursionError) -> ValidationFailed:
 def rest_routes(platform: Platform) -> list[BaseRoute]:
     """GET /v1/tools, POST /v1/tools/{name}, GET /v1/openapi.json."""
     document_cache: dict[str, Any] = {}
+    # /v1 is the server root's resource: tokens minted for the root are accepted here, those for /mcp are not.
+    resource = token_audience(platform.settings)
 
     async def list_tools(request: Request) -> Response:
         try:
-            principal = await authenticate(platform, request)
+            principal = await authenticate(platform, request, resource=resource, people=True)
             wanted_scope = request.query_params.get("scope")
             wanted: frozenset[str] | None = None
             if wanted_scope is not None:
@@ -160,7 +179,7 @@ def rest_routes(platform: Platform) -> list[BaseRoute]:
     async def call_tool(request: Request) -> Response:
         request_id = new_request_id()
         try:
-            principal = await authenticate(platform, request)
+            principal = await authenticate(platform, request, resource=resource, people=True)
             arguments = await read_json_body(request, AUTHENTICATED_BODY_LIMIT)
         except ToolError as error:
             return error_response(error, request_id)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, date, datetime, timedelta
+from urllib.parse import urlencode
 
 import httpx
 import mcp_types as types
+from sqlalchemy import update
 from starlette.applications import Starlette
 
-from tests.conftest import Tenant, TenantFactory
+from tests.conftest import PersonFactory, Tenant, TenantFactory, csrf_of, sign_in
 from tests.domains.analytics.conftest import now, open_channel
 from tests.platform.test_mcp import mcp_client
 from toolhost.domains.distribution.models import Post
+from toolhost.platform.models import WebSession
 from toolhost.platform.runtime import Platform
 
 
@@ -232,18 +235,65 @@ async def test_mcp_clients_receive_the_ui_as_an_embedded_resource(app: Starlette
     assert pulse.structured_content is not None and pulse.structured_content["days"] == 7
 
 
+async def test_web_pages_send_anyone_not_signed_in_to_sign_in_and_back(client: httpx.AsyncClient) -> None:
+    for path in ("/app/calendar", "/app/analytics?days=7"):
+        response = await client.get(path, headers={"Authorization": "Bearer thk_a_key_opens_no_page"})
+        assert response.status_code == 303
+        assert response.headers["location"] == "/signin?" + urlencode({"next": path})
+
+
 async def test_web_pages_carry_no_data_and_no_key_and_allow_only_their_own_nonce_script(
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient, make_person: PersonFactory
 ) -> None:
+    person = await make_person()
+    await sign_in(client, person.email, person.password)
     for path, tool_name in (("/app/calendar", "open_content_calendar"), ("/app/analytics", "open_analytics_pulse")):
-        response = await client.get(path, headers={"Authorization": "Bearer thk_should_not_echo"})
+        response = await client.get(path)
         assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
         policy = response.headers["content-security-policy"]
         nonce = re.search(r"'nonce-([^']+)'", policy)
         assert nonce is not None and f'<script nonce="{nonce.group(1)}">' in response.text
-        assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
+        assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy and "form-action 'self'" in policy
         assert f'"tool":"{tool_name}","platforms"' in response.text and '"payload":null' in response.text
-        assert "thk_should_not_echo" not in response.text
-        assert "sessionStorage" in response.text and '"Authorization": "Bearer " + key' in response.text
+        assert person.email in response.text and 'action="/signout"' in response.text
+        assert "sessionStorage" not in response.text and "API key" not in response.text
     first, second = [await client.get("/app/calendar") for _ in range(2)]
     assert first.headers["content-security-policy"] != second.headers["content-security-policy"]
+
+
+async def test_a_signed_in_page_calls_tools_on_the_session_with_its_csrf_token_and_nothing_less(
+    client: httpx.AsyncClient, make_person: PersonFactory, platform: Platform
+) -> None:
+    person = await make_person(tier="pro")
+    await sign_in(client, person.email, person.password)
+    page = await client.get("/app/calendar")
+    token = csrf_of(page.text)
+    calendar = await client.post("/v1/tools/open_content_calendar", json={}, headers={"X-CSRF-Token": token})
+    assert calendar.status_code == 200, calendar.text
+    assert calendar.json()["structuredContent"]["posts"] == []
+    balance = await client.post("/v1/tools/get_credit_balance", json={}, headers={"X-CSRF-Token": token})
+    assert balance.json()["structuredContent"]["plan"] == "pro"
+    # The cookie alone, as another site's form or fetch would send it, is no credential; nor is a made-up token.
+    for headers in ({}, {"X-CSRF-Token": "0" * 64}):
+        refused = await client.post("/v1/tools/get_credit_balance", json={}, headers=headers)
+        assert refused.status_code == 401 and refused.json()["error"]["error_type"] == "unauthenticated"
+    # The usage is the person's, by name.
+    usage = await client.post(
+        "/v1/tools/get_mcp_usage", json={"response_format": "json"}, headers={"X-CSRF-Token": token}
+    )
+    assert {item["tool_name"] for item in usage.json()["structuredContent"]["tools"]} >= {"open_content_calendar"}
+
+
+async def test_when_the_session_expires_the_page_and_its_calls_go_back_to_sign_in(
+    client: httpx.AsyncClient, make_person: PersonFactory, platform: Platform
+) -> None:
+    person = await make_person()
+    await sign_in(client, person.email, person.password)
+    token = csrf_of((await client.get("/app/calendar")).text)
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(update(WebSession).values(expires_at=datetime.now(UTC) - timedelta(seconds=1)))
+    await platform.authenticator.close()
+    page = await client.get("/app/calendar")
+    assert page.status_code == 303 and page.headers["location"].startswith("/signin?next=")
+    call = await client.post("/v1/tools/get_credit_balance", json={}, headers={"X-CSRF-Token": token})
+    assert call.status_code == 401

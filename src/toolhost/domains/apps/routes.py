@@ -1,8 +1,9 @@
-"""The apps as web pages: `/app/calendar` and `/app/analytics`.
+"""The apps as web pages for signed-in people: `/app/calendar` and `/app/analytics`.
 
-A page carries no data and needs no session: its script asks for an API key, keeps it in the tab's
-sessionStorage and sends it as a bearer header to `POST /v1/tools/...`, so keys never travel in a URL.
-Each response gets its own script nonce; the policy allows nothing else but calls to this origin.
+A page carries no data: its script calls `POST /v1/tools/...` on the person's session cookie with the
+page's CSRF token in `X-CSRF-Token` (no key is ever typed into a page), and goes back to the sign-in page
+when the session has ended. Anyone not signed in is sent to sign in first. Each response gets its own
+script nonce; the policy allows nothing else but calls and forms to this origin.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from toolhost.domains.apps import ui
+from toolhost.platform.websession import Person, for_people
 
 
-def _page(view: ui.View) -> HTMLResponse:
+def _page(view: ui.View, person: Person) -> HTMLResponse:
     nonce = secrets.token_urlsafe(16)
     return HTMLResponse(
-        ui.document(view, None, nonce=nonce),
+        ui.document(view, None, nonce=nonce, person=person),
         headers={
             "Cache-Control": "no-store",
             "X-Frame-Options": "DENY",
@@ -27,20 +29,22 @@ def _page(view: ui.View) -> HTMLResponse:
             "Referrer-Policy": "no-referrer",
             "Content-Security-Policy": (
                 f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; "
-                "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+                "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
             ),
         },
     )
 
 
-async def calendar_page(request: Request) -> HTMLResponse:
+@for_people
+async def calendar_page(request: Request, person: Person) -> HTMLResponse:
     """The content calendar (open_content_calendar) as a page."""
-    return _page("calendar")
+    return _page("calendar", person)
 
 
-async def analytics_page(request: Request) -> HTMLResponse:
+@for_people
+async def analytics_page(request: Request, person: Person) -> HTMLResponse:
     """The analytics pulse (open_analytics_pulse) as a page."""
-    return _page("analytics")
+    return _page("analytics", person)
 
 
 routes = [

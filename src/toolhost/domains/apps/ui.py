@@ -2,18 +2,20 @@
 
 The same document serves two hosts. Inside an MCP host (an iframe) it carries the tool's payload and
 calls tools back through the host with JSON-RPC over postMessage (`tools/call`). As a toolhost web page
-(`/app/calendar`, `/app/analytics`) it carries no data: it asks for an API key, keeps it in the tab's
-sessionStorage, and calls `POST /v1/tools/...` with it as a bearer header, never in a URL.
+(`/app/calendar`, `/app/analytics`) it carries no data, only the signed-in person's CSRF token: it calls
+`POST /v1/tools/...` on their session cookie with that token in `X-CSRF-Token`, and offers to sign out.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any, Literal
 
 from toolhost.platform.fields import SOCIAL_PLATFORMS
 from toolhost.platform.redaction import redact
+from toolhost.platform.websession import CSRF_FIELD, Person
 
 View = Literal["calendar", "analytics"]
 MIME_TYPE = "text/html;profile=mcp-app"
@@ -32,7 +34,7 @@ SCRIPT = (ASSETS / "app.js").read_text(encoding="utf-8")
 DOCUMENT = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>{title}</title><style>{style}</style></head>
-<body><h1>{title}</h1><p id="status" class="muted" role="status"></p><main id="app"></main>
+<body>{account}<h1>{title}</h1><p id="status" class="muted" role="status"></p><main id="app"></main>
 <script type="application/json" id="toolhost-boot">{boot}</script>
 <script{nonce}>{script}</script>
 </body></html>"""
@@ -44,15 +46,31 @@ def _script_json(value: Any) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def document(view: View, payload: dict[str, Any] | None, *, nonce: str | None = None) -> str:
-    """The view's HTML; `payload` (redacted here, like every result) is rendered at once, None = load it."""
+ACCOUNT_BAR = """<form class="bar account" method="post" action="/signout"><span class="muted">{email}</span>
+<input type="hidden" name="{field}" value="{csrf_token}"><button type="submit">Sign out</button></form>"""
+
+
+def document(
+    view: View, payload: dict[str, Any] | None, *, nonce: str | None = None, person: Person | None = None
+) -> str:
+    """The view's HTML; `payload` (redacted here, like every result) is rendered at once, None = load it.
+
+    With a `person` it is their web page: its calls go to /v1 on their session with their CSRF token.
+    """
     boot = {
         "view": view,
         "tool": TOOLS[view],
         "platforms": list(SOCIAL_PLATFORMS),
         "payload": redact(payload) if payload is not None else None,
+        "csrf_token": person.csrf_token if person is not None else None,
     }
+    account = (
+        ACCOUNT_BAR.format(email=html.escape(person.email), field=CSRF_FIELD, csrf_token=person.csrf_token)
+        if person is not None
+        else ""
+    )
     return DOCUMENT.format(
+        account=account,
         title=TITLES[view],
         style=STYLE,
         boot=_script_json(boot),

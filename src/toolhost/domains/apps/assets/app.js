@@ -5,7 +5,8 @@
   const status = document.getElementById("status");
   const embedded = window.parent !== window;
   let payload = boot.payload;
-  let key = sessionStorage.getItem("toolhost-key");
+  // A web page of a signed-in person: tools are called on their session cookie with the page's CSRF token.
+  const signedIn = Boolean(boot.csrf_token);
   let nextId = 1;
   const pending = new Map();
 
@@ -44,18 +45,22 @@
     });
   }
 
+  function signInAgain() {
+    location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
+  }
   async function callTool(name, args) {
-    if (key) {
+    if (signedIn) {
       const response = await fetch("/v1/tools/" + encodeURIComponent(name), {
         method: "POST",
-        headers: { "Authorization": "Bearer " + key, "Content-Type": "application/json" },
+        credentials: "same-origin",
+        headers: { "X-CSRF-Token": boot.csrf_token, "Content-Type": "application/json" },
         body: JSON.stringify(args),
       });
-      if (response.status === 401) { sessionStorage.removeItem("toolhost-key"); key = null; }
+      if (response.status === 401) { signInAgain(); throw new Error("your sign-in has ended; signing in again…"); }
       return response.json();
     }
     if (embedded) return rpc("tools/call", { name, arguments: args });
-    throw new Error("enter an API key first");
+    throw new Error("sign in first");
   }
   function failure(result) {
     if (!result || !result.isError) return null;
@@ -67,25 +72,13 @@
     try {
       const result = await callTool(boot.tool, args);
       const problem = failure(result);
-      if (problem) { say(problem, "error"); if (!key && !embedded) askForKey(); return; }
+      if (problem) { say(problem, "error"); return; }
       payload = result.structuredContent;
       say("");
       render();
     } catch (error) { say(error.message, "error"); }
   }
 
-  function askForKey() {
-    const input = el("input", { type: "password", autocomplete: "off", placeholder: "thk_…", "aria-label": "API key" });
-    const form = el("form", { class: "bar" }, el("label", {}, "API key "), input, el("button", { type: "submit" }, "Open"));
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      key = input.value.trim();
-      if (!key) return;
-      sessionStorage.setItem("toolhost-key", key);
-      reload(initialArgs());
-    });
-    root.replaceChildren(form);
-  }
   function initialArgs() {
     // Only non-secret view parameters ever come from the address bar.
     const query = new URLSearchParams(location.search);
@@ -200,9 +193,9 @@
   function render() { if (boot.view === "calendar") renderCalendar(); else renderAnalytics(); }
 
   if (payload) render();
-  else if (key) reload(initialArgs());
+  else if (signedIn) reload(initialArgs());
   else if (embedded) say("Waiting for the host…");
-  else askForKey();
+  else signInAgain();
   if (embedded) {
     rpc("ui/initialize", { protocolVersion: "2025-06-18", appInfo: { name: "toolhost " + boot.view, version: "1" }, appCapabilities: {} })
       .then(() => window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*"))

@@ -1,0 +1,80 @@
+"""Server-rendered pages of the platform (sign-in, consent): autoescaped Jinja2 templates in one small layout.
+
+Each response gets its own nonce for the layout's inline stylesheet, and a policy that allows nothing else:
+no script, no outside origin, forms posting only to this site (and, for the consent page, to the client it
+redirects to).
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.datastructures import FormData, UploadFile
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from toolhost.platform.rest import read_body
+from toolhost.platform.websession import Person
+
+TEMPLATES_DIRECTORY = Path(__file__).parent / "templates"
+TEMPLATES = Environment(
+    loader=FileSystemLoader(TEMPLATES_DIRECTORY), autoescape=select_autoescape(["html"]), auto_reload=False
+)
+STYLESHEET = (TEMPLATES_DIRECTORY / "toolhost.css").read_text(encoding="utf-8")
+FORM_BODY_LIMIT = 16 * 1024
+
+
+def render(
+    template: str,
+    *,
+    title: str,
+    person: Person | None = None,
+    status: int = 200,
+    message: str | None = None,
+    message_is_error: bool = False,
+    form_targets: tuple[str, ...] = (),
+    **context: Any,
+) -> HTMLResponse:
+    """A page of `template` (extending layout.html); `form_targets` are origins its forms may end up at."""
+    nonce = secrets.token_urlsafe(16)
+    body = TEMPLATES.get_template(template).render(
+        title=title,
+        person=person,
+        message=message,
+        message_is_error=message_is_error,
+        nonce=nonce,
+        stylesheet=STYLESHEET,
+        **context,
+    )
+    form_action = " ".join(("'self'", *form_targets))
+    return HTMLResponse(
+        body,
+        status_code=status,
+        headers={
+            "Cache-Control": "no-store",
+            "X-Frame-Options": "DENY",
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+            "Content-Security-Policy": (
+                f"default-src 'none'; style-src 'nonce-{nonce}'; img-src 'self'; base-uri 'none'; "
+                f"form-action {form_action}; frame-ancestors 'none'"
+            ),
+        },
+    )
+
+
+async def read_form(request: Request) -> FormData:
+    """An urlencoded form body of at most 16 KB (`ValidationFailed` past that, before the rest is read)."""
+    body = await read_body(request, FORM_BODY_LIMIT)
+    fields: list[tuple[str, str | UploadFile]] = [*parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)]
+    return FormData(fields)
+
+
+def field(form: FormData, name: str) -> str:
+    """A form field's text ('' when absent)."""
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
