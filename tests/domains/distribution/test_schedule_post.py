@@ -106,14 +106,12 @@ async def test_an_identical_retry_returns_the_first_post_and_costs_nothing(
 
 
 async def ledger(platform: Platform, account_id: uuid.UUID) -> list[tuple[str, int]]:
-    """The account's credit movements by tools, oldest first, as (kind, signed amount)."""
+    """The account's credit movements by tools, as sorted (kind, signed amount) pairs."""
     async with platform.session_factory() as session:
         entries = await session.scalars(
-            select(CreditEntry)
-            .where(CreditEntry.account_id == account_id, CreditEntry.tool_name.is_not(None))
-            .order_by(CreditEntry.created_at)
+            select(CreditEntry).where(CreditEntry.account_id == account_id, CreditEntry.tool_name.is_not(None))
         )
-        return [(entry.kind, entry.amount) for entry in entries]
+        return sorted((entry.kind, entry.amount) for entry in entries)
 
 
 async def test_thirty_concurrent_calls_with_one_key_are_debited_once_and_never_refunded(

@@ -249,12 +249,11 @@ async def reschedule(
     session: AsyncSession,
     project_id: uuid.UUID,
     post_id: str,
-    scheduled_at: str,
-    expected_scheduled_at: str | None,
+    scheduled_at: datetime,
+    expected_scheduled_at: datetime | None,
 ) -> Rescheduled:
     """Moves a pending/scheduled post to a new future time with one conditional update."""
-    new_time = rules.future_datetime(scheduled_at, "scheduled_at")
-    expected = rules.parse_datetime(expected_scheduled_at, "expected_scheduled_at") if expected_scheduled_at else None
+    new_time = rules.require_future(scheduled_at, "scheduled_at")
     post = await _locked_post(session, post_id, project_id)
     if post.status == "publishing":
         raise Conflict("the post is being published now", code="publishing_in_progress", current_status=post.status)
@@ -264,7 +263,7 @@ async def reschedule(
             code="not_reschedulable",
             current_status=post.status,
         )
-    if expected is not None and post.scheduled_at != expected:
+    if expected_scheduled_at is not None and post.scheduled_at != expected_scheduled_at:
         raise Conflict(
             "the post's scheduled time changed since you read it",
             code="schedule_conflict",
@@ -342,7 +341,7 @@ def request_key(
     caption: str | None,
     title: str | None,
     attribution: bool,
-    schedule_at: str | None,
+    schedule_at: datetime | None,
     media_url: str | None,
     media_urls: Sequence[str] | None,
     r2_key: str | None,
@@ -368,7 +367,7 @@ def request_key(
         caption=final_caption,
         title=title,
         media=media_reference,
-        schedule_at=schedule_at,
+        schedule_at=iso(schedule_at),
     )
 
 
@@ -385,7 +384,7 @@ async def schedule(
     title: str | None,
     attribution: bool,
     hashtags: Sequence[str] | None,
-    schedule_at: str | None,
+    schedule_at: datetime | None,
     media_url: str | None,
     media_urls: Sequence[str] | None,
     r2_key: str | None,
@@ -406,7 +405,7 @@ async def schedule(
     final_caption = rules.final_caption(settings, caption, attribution)
     title = (title or "").strip() or None
     platforms = list(dict.fromkeys(platforms))
-    scheduled_at = rules.future_datetime(schedule_at, "schedule_at") if schedule_at else None
+    scheduled_at = rules.require_future(schedule_at, "schedule_at") if schedule_at else None
     routed = await accounts_service.route(
         session=session,
         project_id=project_id,

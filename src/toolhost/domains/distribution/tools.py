@@ -428,7 +428,7 @@ async def schedule_content_plan(ctx: ToolContext, args: ScheduleContentPlanIn) -
     """
     inline_plan = (
         plans.InlinePlan(
-            posts=[post.model_dump(exclude_none=True) for post in args.plan.posts],
+            posts=[post.model_dump(mode="json", exclude_none=True) for post in args.plan.posts],
             project_id=args.plan.project_id,
             account_ids=dict(args.plan.account_ids or {}),
         )
