@@ -472,6 +472,8 @@ def call(
 ) -> None:
     """Runs a tool in-process through execute() and prints its result; exits 1 on an error result."""
     credential = key or os.environ.get("TOOLHOST_API_KEY")
+    if not credential:
+        fail("no API key: pass --key thk_live_... or set TOOLHOST_API_KEY", code=2)
     try:
         parsed: Any = json.loads(arguments)
     except json.JSONDecodeError as error:

@@ -213,6 +213,8 @@ def test_the_first_start_prints_the_account_and_project_ids_with_the_key(
     assert [project["id"] for project in projects] == [project_id]
     called = toolhost(None, "call", "get_credit_balance", "--json", '{"response_format": "json"}', key=key)
     assert json.loads(called.stdout)["isError"] is False
+    keyless = toolhost(None, "call", "get_credit_balance")
+    assert keyless.exit_code == 2 and "TOOLHOST_API_KEY" in keyless.stderr
 
     again = toolhost(None, "serve")
     assert again.exit_code == 0 and "thk_live_" not in again.stdout and "Account:" not in again.stdout
