@@ -87,9 +87,9 @@ SETUP = textwrap.dedent(
         platform = build_platform(settings, registry)
         await upgrade(platform.engine)
         async with platform.session_factory() as session, session.begin():
-            issued = await accounts.bootstrap(session, settings=settings)
+            bootstrapped = await accounts.bootstrap(session, settings=settings)
         await platform.close()
-        print(issued.plaintext)
+        print(bootstrapped.issued.plaintext)
 
     asyncio.run(main())
     """

@@ -6,11 +6,22 @@ import ipaddress
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, SecretStr, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 from toolhost.keyring import Keyring, KeyringError
+
+DATABASE_FILE = "toolhost.db"
+# What an operator writes -> the async driver toolhost runs it on; the drivers toolhost ships are the only ones.
+ASYNC_DRIVERS = {
+    "sqlite": "sqlite+aiosqlite",
+    "sqlite+aiosqlite": "sqlite+aiosqlite",
+    "postgresql": "postgresql+asyncpg",
+    "postgres": "postgresql+asyncpg",
+    "postgresql+asyncpg": "postgresql+asyncpg",
+}
+DATABASE_URL_EXAMPLES = "sqlite:///path/to/toolhost.db or postgresql://user:password@host:5432/database"
 
 Tier = Literal["trial", "pro", "team", "agency"]
 
@@ -352,7 +363,10 @@ class MetricsSettings(BaseModel):
 class Settings(BaseSettings):
     """Every setting of toolhost; read from TOOLHOST_* variables (nested with __)."""
 
-    model_config = SettingsConfigDict(env_prefix="TOOLHOST_", env_nested_delimiter="__", extra="ignore")
+    # Errors never echo a value: a database URL or a secret would land in a log.
+    model_config = SettingsConfigDict(
+        env_prefix="TOOLHOST_", env_nested_delimiter="__", extra="ignore", hide_input_in_errors=True
+    )
 
     environment: Literal["development", "production", "test"] = Field(
         default="development", description="Where this install runs (development, production, test)."
@@ -377,8 +391,9 @@ class Settings(BaseSettings):
         "(toolhost.db -> toolhost.secret); with PostgreSQL set it (a path every process shares) or `secret_key`.",
     )
     database_url: str = Field(
-        default="sqlite+aiosqlite:///./toolhost.db",
-        description="SQLAlchemy async URL (sqlite+aiosqlite or postgresql+asyncpg); default: a file here.",
+        default="",
+        description=f"{DATABASE_URL_EXAMPLES} (run on their async drivers, aiosqlite and asyncpg); unset: the "
+        "toolhost.db of the current directory or of the nearest directory above it, else ./toolhost.db.",
     )
     redis_url: str | None = Field(default=None, description="Redis for shared rate limits when scaled out.")
     log_level: str = Field(
@@ -403,6 +418,19 @@ class Settings(BaseSettings):
     metrics: MetricsSettings = MetricsSettings()
 
     _keyring: Keyring = PrivateAttr()
+
+    @field_validator("database_url")
+    @classmethod
+    def with_async_driver(cls, value: str) -> str:
+        """sqlite:// and postgresql:// URLs run on the async drivers; any other database is refused at start."""
+        return async_database_url(value) if value else value
+
+    @model_validator(mode="after")
+    def locate_database(self) -> Settings:
+        """The database found from the current directory when unset (its key file is kept beside it)."""
+        if not self.database_url:
+            self.database_url = sqlite_url(find_database(Path.cwd()) or Path.cwd() / DATABASE_FILE)
+        return self
 
     @model_validator(mode="after")
     def default_public_url(self) -> Settings:
@@ -442,6 +470,60 @@ class Settings(BaseSettings):
     def served_over_https(self) -> bool:
         """Whether callers reach the server over TLS: its cookies are then Secure."""
         return self.public_url.lower().startswith("https://")
+
+
+def async_database_url(url: str) -> str:
+    """The URL on toolhost's async driver (sqlite:///x.db -> sqlite+aiosqlite:///x.db); ValueError for others.
+
+    The error names the scheme only: a URL may carry a password.
+    """
+    scheme, separator, rest = url.strip().partition("://")
+    driver = ASYNC_DRIVERS.get(scheme.lower()) if separator else None
+    if driver is None:
+        shown = f"{scheme}://" if separator else "this value"
+        raise ValueError(f"{shown} is not a database toolhost runs on; write {DATABASE_URL_EXAMPLES}")
+    return f"{driver}://{rest}"
+
+
+def sqlite_url(path: Path) -> str:
+    """The async URL of an SQLite file."""
+    return f"sqlite+aiosqlite:///{path}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of an SQLite URL; None for another database or an in-memory one."""
+    scheme, _, rest = url.partition("://")
+    if not scheme.startswith("sqlite"):
+        return None
+    name = rest.removeprefix("/").split("?", 1)[0]
+    return Path(name) if name and name != ":memory:" else None
+
+
+def find_database(start: Path) -> Path | None:
+    """The toolhost.db in `start` or in the nearest directory above it (as git finds its repository)."""
+    for directory in (start, *start.parents):
+        candidate = directory / DATABASE_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+class DatabaseSetting(BaseSettings):
+    """TOOLHOST_DATABASE_URL alone, read before the other settings, which may make a secret file beside it.
+
+    An operator command asks here first whether the database exists, so it refuses to run without one
+    instead of leaving an empty database or a secret behind in the current directory.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="TOOLHOST_", extra="ignore", hide_input_in_errors=True)
+
+    database_url: str = ""
+
+    @field_validator("database_url")
+    @classmethod
+    def with_async_driver(cls, value: str) -> str:
+        """The same check as Settings makes."""
+        return async_database_url(value) if value else value
 
 
 def _reachable_host(host: str) -> str:

@@ -7,29 +7,36 @@ import os
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
+import uvicorn
 from argon2 import PasswordHasher
 from typer.testing import CliRunner, Result
 
 from toolhost import cli
-from toolhost.domains.distribution import cli as connections_cli
+from toolhost.platform import commands
+
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
-def toolhost(database: Path, *arguments: str, key: str | None = None) -> Result:
-    """Runs the command in this process on `database`, with no other TOOLHOST_ setting from the environment."""
+def toolhost(database: Path | None, *arguments: str, key: str | None = None, **settings: str) -> Result:
+    """Runs the command in this process, in the current directory, with no TOOLHOST_ setting but those given.
+
+    `database` is given as a plain sqlite:/// URL, as an operator writes it; None leaves the command to find one.
+    """
     environment: dict[str, str | None] = {name: None for name in os.environ if name.startswith("TOOLHOST_")}
-    environment["TOOLHOST_DATABASE_URL"] = f"sqlite+aiosqlite:///{database}"
-    environment["TOOLHOST_SECRET_FILE"] = str(database.parent / "toolhost.secret")
+    if database is not None:
+        environment["TOOLHOST_DATABASE_URL"] = f"sqlite:///{database}"
     if key:
         environment["TOOLHOST_API_KEY"] = key
+    environment.update(settings)
     return CliRunner().invoke(cli.app, list(arguments), env=environment, catch_exceptions=False)
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tables print 200 columns wide, so no id is cut (the console fixes its width when the module is imported)."""
-    monkeypatch.setattr(cli.console, "width", 200)
+def parsed(result: Result) -> Any:
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
 
 
 def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Path) -> None:
@@ -37,7 +44,7 @@ def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Pa
     assert toolhost(database, "migrate").exit_code == 0
     created = toolhost(database, "accounts", "create", "--tier", "pro", "--name", "acme")
     assert created.exit_code == 0, created.stderr
-    account_id = re.search(r"Account ([0-9a-f-]{36})", created.stdout).group(1)  # type: ignore[union-attr]
+    account_id = re.search(rf"Account ({UUID})", created.stdout).group(1)  # type: ignore[union-attr]
     project = toolhost(database, "projects", "create", "--account", account_id, "--name", "Launch")
     assert project.exit_code == 0, project.stderr
 
@@ -73,7 +80,7 @@ def test_an_operator_sets_up_an_account_and_calls_a_tool_in_process(tmp_path: Pa
     assert failed.exit_code == 1
     assert json.loads(failed.stdout)["structuredContent"]["error"]["error_type"] == "validation_error"
 
-    key_id = re.search(r"Key ([0-9a-f-]{36})", issued.stdout).group(1)  # type: ignore[union-attr]
+    key_id = re.search(rf"Key ({UUID})", issued.stdout).group(1)  # type: ignore[union-attr]
     assert key_id in toolhost(database, "keys", "list", "--account", account_id).stdout
     assert toolhost(database, "keys", "revoke", key_id).exit_code == 0
     after = toolhost(database, "call", "get_credit_balance", key=key)
@@ -113,7 +120,7 @@ def test_connectors_list_shows_what_each_connector_supports_and_the_settings_it_
     assert x["ready"] is False
     assert connectors["webhook"]["ready"] is True and connectors["webhook"]["analytics"] == "push"
 
-    monkeypatch.setattr(connections_cli.console, "width", 200)
+    monkeypatch.setattr(commands.console, "width", 200)
     configured = CliRunner().invoke(
         cli.app,
         ["connectors", "list"],
@@ -150,3 +157,127 @@ def test_an_operator_creates_a_person_whose_password_is_prompted_for_and_stored_
         rows = connection.execute("SELECT email, password_hash FROM users").fetchall()
     assert [email for email, _ in rows] == ["ada@example.com"]
     assert rows[0][1].startswith("$argon2id$") and PasswordHasher().verify(rows[0][1], "a long passphrase")
+    assert not (tmp_path / "unused.db").exists()
+
+
+def test_ids_are_shown_whole_and_every_admin_command_answers_json(tmp_path: Path) -> None:
+    database = tmp_path / "cli.db"
+    assert toolhost(database, "migrate").exit_code == 0
+    account = parsed(toolhost(database, "accounts", "create", "--tier", "team", "--name", "acme", "--json"))
+    assert parsed(toolhost(database, "accounts", "list", "--json")) == [account]
+    project = parsed(toolhost(database, "projects", "create", "--account", account["id"], "--name", "P", "--json"))
+    assert parsed(toolhost(database, "projects", "list", "--account", account["id"], "--json")) == [project]
+    issued = parsed(
+        toolhost(
+            database,
+            "keys",
+            "create",
+            "--account",
+            account["id"],
+            "--name",
+            "a-rather-long-key-name-for-an-agent",
+            "--scopes",
+            "mcp:read,mcp:write,mcp:distribute",
+            "--project",
+            project["id"],
+            "--expires-in",
+            "30d",
+            "--json",
+        )
+    )
+    assert issued["key"].startswith("thk_live_") and issued["project_id"] == project["id"]
+
+    # The table of a terminal 80 columns wide (the runner's) still shows every id whole, ready to paste.
+    table = toolhost(database, "keys", "list")
+    assert table.exit_code == 0, table.stderr
+    assert issued["id"] in table.stdout and project["id"] in table.stdout
+    listed = parsed(toolhost(database, "keys", "list", "--json"))
+    assert [key["id"] for key in listed] == [issued["id"]] and "key" not in listed[0]
+    shown_id = re.search(UUID, table.stdout).group(0)  # type: ignore[union-attr]
+    revoked = parsed(toolhost(database, "keys", "revoke", shown_id, "--json"))
+    assert revoked["id"] == issued["id"] and revoked["revoked_at"]
+
+    client = parsed(toolhost(database, "clients", "create", "--account", account["id"], "--name", "c", "--json"))
+    assert client["client_id"].startswith("thc_") and client["client_secret"]
+    assert parsed(toolhost(database, "clients", "revoke", client["client_id"], "--json"))["revoked_at"]
+    granted = parsed(toolhost(database, "credits", "grant", "--account", account["id"], "--amount", "5", "--json"))
+    assert granted == {"account_id": account["id"], "granted": 5, "balance": account["credit_balance"] + 5}
+
+
+def no_database_above(directory: Path) -> None:
+    """Skips when a toolhost.db lies in a directory above (the command would rightly find it)."""
+    found = [parent / "toolhost.db" for parent in directory.parents if (parent / "toolhost.db").exists()]
+    if found:
+        pytest.skip(f"{found[0]} exists above the test's directory")
+
+
+def test_a_command_finds_the_database_from_a_directory_below_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installation = tmp_path / "installation"
+    deeper = installation / "some" / "work"
+    deeper.mkdir(parents=True)
+    no_database_above(installation)
+    monkeypatch.chdir(installation)
+    assert toolhost(None, "migrate").exit_code == 0
+    assert sorted(path.name for path in installation.iterdir()) == ["some", "toolhost.db", "toolhost.secret"]
+
+    monkeypatch.chdir(deeper)
+    account = parsed(toolhost(None, "accounts", "create", "--name", "found", "--json"))
+    monkeypatch.chdir(installation)
+    assert parsed(toolhost(None, "accounts", "list", "--json")) == [account]
+    assert list(deeper.iterdir()) == []
+
+
+def test_a_command_without_a_database_says_what_to_set_and_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    no_database_above(elsewhere)
+    monkeypatch.chdir(elsewhere)
+    for command in (["keys", "list"], ["call", "get_credit_balance"], ["worker"], ["connections", "list"]):
+        if command[0] == "connections":
+            command += ["--project", "8d3c6f0e-5f7e-4f39-9a57-0d7f5b0f1c2e"]
+        refused = toolhost(None, *command, key="thk_live_unused")
+        assert refused.exit_code == 1, refused.stdout
+        assert "TOOLHOST_DATABASE_URL" in refused.stderr and str(elsewhere) in refused.stderr
+    missing = tmp_path / "missing.db"
+    refused = toolhost(missing, "accounts", "list")
+    assert refused.exit_code == 1 and str(missing) in refused.stderr and "toolhost migrate" in refused.stderr
+    assert list(elsewhere.iterdir()) == [] and not missing.exists()
+
+    # An empty file (as the command used to leave behind) is a database without tables, not a traceback.
+    (elsewhere / "toolhost.db").touch()
+    unmigrated = toolhost(None, "accounts", "list")
+    assert unmigrated.exit_code == 1 and "toolhost migrate" in unmigrated.stderr
+
+    wrong = toolhost(None, "accounts", "list", TOOLHOST_DATABASE_URL="mysql://admin:hunter2@db.internal/toolhost")
+    assert wrong.exit_code == 1
+    assert "TOOLHOST_DATABASE_URL" in wrong.stderr and "postgresql://" in wrong.stderr
+    assert "hunter2" not in wrong.stderr
+
+
+def test_the_first_start_prints_the_account_and_project_ids_with_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served: list[dict[str, Any]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *arguments, **options: served.append(options))
+    monkeypatch.chdir(tmp_path)
+    first = toolhost(None, "serve")
+    assert first.exit_code == 0, first.stderr
+    assert len(served) == 1
+    assert "Bootstrapped an agency account with a default project." in first.stdout
+    account_id = re.search(rf"Account: ({UUID})", first.stdout).group(1)  # type: ignore[union-attr]
+    project_id = re.search(rf"Project: ({UUID})", first.stdout).group(1)  # type: ignore[union-attr]
+    key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", first.stdout).group(1)  # type: ignore[union-attr]
+    assert [account["id"] for account in parsed(toolhost(None, "accounts", "list", "--json"))] == [account_id]
+    projects = parsed(toolhost(None, "projects", "list", "--account", account_id, "--json"))
+    assert [project["id"] for project in projects] == [project_id]
+    called = toolhost(None, "call", "get_credit_balance", "--json", '{"response_format": "json"}', key=key)
+    assert json.loads(called.stdout)["isError"] is False
+    keyless = toolhost(None, "call", "get_credit_balance")
+    assert keyless.exit_code == 2 and "TOOLHOST_API_KEY" in keyless.stderr
+
+    again = toolhost(None, "serve")
+    assert again.exit_code == 0 and "thk_live_" not in again.stdout and "Account:" not in again.stdout

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from toolhost.config import FetchSettings
+from toolhost.config import FetchSettings, load_settings
 from toolhost.platform.results import UpstreamFailed, ValidationFailed
 from toolhost.providers import fetch
 from toolhost.providers.fetch import PRIVATE_ADDRESS, Fetcher, is_public_address
@@ -332,3 +332,18 @@ def test_the_document_charset_is_used_when_the_header_has_none() -> None:
         url="https://x.example/", status=200, headers={"content-type": "text/html"}, content=body
     )
     assert "na\u00efve" in response.text
+
+
+async def test_a_refusal_names_the_setting_that_lifts_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValidationFailed) as private:
+        await Fetcher(FetchSettings()).check_url("http://internal.example/hook")
+    assert private.value.recover_with is not None and "TOOLHOST_FETCH__ALLOW " in private.value.recover_with
+    with pytest.raises(ValidationFailed) as plain:
+        await Fetcher(FetchSettings()).check_url("http://public.example/hook", https_only=True)
+    assert plain.value.recover_with is not None and "TOOLHOST_FETCH__ALLOW_HTTP=true" in plain.value.recover_with
+
+    # The settings named are the ones that work.
+    monkeypatch.setenv("TOOLHOST_FETCH__ALLOW", '["internal.example"]')
+    monkeypatch.setenv("TOOLHOST_FETCH__ALLOW_HTTP", "true")
+    allowing = load_settings(environment="test", secret_key="test-secret-not-for-production-0123456789").fetch
+    await Fetcher(allowing).check_url("http://internal.example/hook", https_only=True)

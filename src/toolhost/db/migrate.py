@@ -9,11 +9,13 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from toolhost.catalog import load_models
 from toolhost.db.base import Base
+from toolhost.db.session import create_engine
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -44,3 +46,18 @@ async def schema_differences(engine: AsyncEngine) -> list[Any]:
 
     async with engine.connect() as connection:
         return await connection.run_sync(compare)
+
+
+def head_revision() -> str | None:
+    """The latest migration shipped."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+async def current_revision(url: str) -> str | None:
+    """The migration a database is at (None when it has no toolhost tables); connects, changes nothing."""
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(lambda sync: MigrationContext.configure(sync).get_current_revision())
+    finally:
+        await engine.dispose()

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session, SessionTransaction
@@ -99,7 +99,15 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         )
         _configure_sqlite(engine.sync_engine, begin="BEGIN IMMEDIATE", query_only=False)
         return engine
-    engine = create_async_engine(url, echo=echo, pool_size=20, max_overflow=20, pool_recycle=3600)
+    parsed = make_url(url)
+    connect_args = {}
+    if "sslmode" in parsed.query:
+        # libpq's sslmode (as hosted PostgreSQL services hand out URLs) is asyncpg's `ssl` argument.
+        connect_args["ssl"] = parsed.query["sslmode"]
+        parsed = parsed.difference_update_query(["sslmode"])
+    engine = create_async_engine(
+        parsed, echo=echo, pool_size=20, max_overflow=20, pool_recycle=3600, connect_args=connect_args
+    )
     _replace_closed_connections(engine.sync_engine)
     return engine
 

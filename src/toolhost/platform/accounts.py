@@ -37,6 +37,15 @@ class IssuedKey:
 
 
 @dataclass(frozen=True, slots=True)
+class Bootstrapped:
+    """What the first start made: the account, its project and a key to it (shown once)."""
+
+    account: Account
+    project: Project
+    issued: IssuedKey
+
+
+@dataclass(frozen=True, slots=True)
 class IssuedClient:
     """An OAuth client as created, with its secret shown once."""
 
@@ -227,15 +236,18 @@ async def revoke_client(session: AsyncSession, *, client_id: str) -> OAuthClient
     return client
 
 
-async def bootstrap(session: AsyncSession, *, settings: Settings) -> IssuedKey | None:
+async def bootstrap(session: AsyncSession, *, settings: Settings) -> Bootstrapped | None:
     """On an empty database: an account, a default project and an mcp:full key (None when not empty)."""
     if await session.scalar(select(func.count()).select_from(Account)):
         return None
     account = await create_account(
         session, name=settings.bootstrap.account_name, tier=settings.bootstrap.tier, settings=settings
     )
-    await create_project(session, account_id=account.id, name=settings.bootstrap.project_name)
+    project = await create_project(session, account_id=account.id, name=settings.bootstrap.project_name)
     granted = (
         [scopes.FULL] if scopes.tier_allows([scopes.FULL], account.tier) else sorted(scopes.TIER_SCOPES[account.tier])
     )
-    return await create_key(session, account_id=account.id, name="bootstrap", granted_scopes=granted, settings=settings)
+    issued = await create_key(
+        session, account_id=account.id, name="bootstrap", granted_scopes=granted, settings=settings
+    )
+    return Bootstrapped(account=account, project=project, issued=issued)

@@ -1,9 +1,10 @@
 """Timestamps at the edges: how every output writes one, and how stored or imported text is read back.
 
-Tool inputs never come through here: an input model declares a date with `fields.CalendarDate`, so pydantic
-checks it (an impossible date such as 2026-02-30 is a validation_error) before the handler runs. What is read
-here is text that arrived by other ways (feed items, swipe-file rows, imported CSV files), with the standard
-library's ISO-8601 reader, which takes `Z` for UTC since Python 3.11.
+Tool inputs never come through here: an input model declares a date with `fields.CalendarDate` and a time with
+`fields.DateTimeWithOffset` (or `fields.DateTimeText` inside a record kept as JSON), so pydantic checks it (an
+impossible date such as 2026-02-30 is a validation_error naming the field) before the handler runs. What is read
+here is text that arrived by other ways (feed items, swipe-file rows, imported CSV files, plans stored before
+those checks), with the standard library's ISO-8601 reader, which takes `Z` for UTC since Python 3.11.
 """
 
 from __future__ import annotations

@@ -249,6 +249,7 @@ class Executor:
             usage=self.usage,
             point_reads=self.point_reads,
         )
+        claimed = False
         try:
             if spec.project != "none":
                 projects = await self._projects.accessible_projects(context.session, principal)
@@ -260,6 +261,15 @@ class Executor:
                 auto_resolved = None
             if not (spec.resume_argument and getattr(args, spec.resume_argument) is not None):
                 await self.rate_limiter.check_call(spec, account_id=str(principal.account_id), tier=principal.tier)
+            if spec.idempotency is not None:
+                # A repeat is answered from what its first call stored before any credit moves: a repeat costs
+                # nothing, so an account without credits still gets its answer (CATALOG.md §1.7).
+                await context.commit()
+                stored = await spec.idempotency.claim(context, args)
+                if stored is not None:
+                    self.usage.add(call.usage_record(outcome="ok", credits=0, assets=0))
+                    return self._render(spec, args, stored, auto_resolved)
+                claimed = True
             if cost > 0 or assets > 0:
                 await self._hold(context.session, spec, principal, cost, assets, call)
                 context.credits_debited = cost if call.hold_id is not None else 0
@@ -285,20 +295,36 @@ class Executor:
             self._forget_hold(call)
             return result
         except asyncio.CancelledError:
-            await self._roll_back(context)
+            await self._discard(context)
             # The client went away mid-call: the settlement must still happen, whatever else is cancelled.
             await asyncio.shield(self._settle_failure(call, outcome="cancelled", message="cancelled by the client"))
+            if claimed:
+                await asyncio.shield(self._release_claim(spec, context, args))
             raise
         except BaseException:
-            await self._roll_back(context)
+            await self._discard(context)
+            if claimed:
+                await self._release_claim(spec, context, args)
             raise
         finally:
             await _close(context.opened_session)
 
     @staticmethod
-    async def _roll_back(context: ToolContext) -> None:
+    async def _release_claim(spec: ToolSpec, context: ToolContext, args: BaseModel) -> None:
+        """Gives back a failed call's claim on its idempotency key, so a retry of the request runs afresh."""
+        assert spec.idempotency is not None
+        try:
+            await spec.idempotency.release(context, args)
+        except Exception:
+            # The claim stays until it lapses; until then a repeat waits for it, then is told to call again.
+            logger.exception("could not release the idempotency claim of %s [%s]", spec.name, context.request_id)
+
+    @staticmethod
+    async def _discard(context: ToolContext) -> None:
+        """Rolls back a failed call's unit of work by closing its session, which detaches the rows it loaded
+        as they were (a rollback would expire them), so the project stays readable to the claim's release."""
         if context.opened_session is not None:
-            await context.opened_session.rollback()
+            await context.opened_session.close()
 
     async def _hold(
         self,

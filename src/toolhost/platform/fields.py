@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StringConstraints, TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
+
+from toolhost.platform.dates import as_utc, iso
 
 UUID_REGEX = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 RECORD_MAX_BYTES = 256 * 1024
@@ -33,6 +36,43 @@ CalendarDate = Annotated[
     date,
     BeforeValidator(_date_text),
     Field(description="YYYY-MM-DD", json_schema_extra={"pattern": DATE_PATTERN}),
+]
+DATETIME_START = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+DATETIME_EXAMPLE = "2026-03-02T09:30:00Z"
+DATETIME_DESCRIPTION = f"ISO-8601 date-time with a UTC offset (Z allowed), e.g. {DATETIME_EXAMPLE}"
+
+
+def _datetime_text(value: Any) -> Any:
+    # Only ISO-8601 text: pydantic alone would also take Unix timestamps, as numbers or as digit strings.
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or len(value) > 64 or not DATETIME_START.match(value):
+        raise ValueError(f"expected an ISO-8601 date-time with a UTC offset, e.g. {DATETIME_EXAMPLE}")
+    return value
+
+
+# A real instant (2026-02-30T10:00:00Z or a time without an offset is a validation_error), read as UTC.
+DateTimeWithOffset = Annotated[
+    AwareDatetime,
+    BeforeValidator(_datetime_text),
+    AfterValidator(as_utc),
+    Field(description=DATETIME_DESCRIPTION),
+]
+_DATETIME = TypeAdapter(DateTimeWithOffset)
+
+
+def _datetime_as_text(value: Any) -> str:
+    try:
+        return iso(_DATETIME.validate_python(value))
+    except PydanticValidationError as error:
+        raise ValueError(error.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")) from None
+
+
+# The same check for a date-time kept as JSON text (inside records stored as given), written as UTC with Z.
+DateTimeText = Annotated[
+    str,
+    BeforeValidator(_datetime_as_text),
+    Field(description=DATETIME_DESCRIPTION, json_schema_extra={"format": "date-time"}),
 ]
 SocialPlatform = Literal[
     "youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon"
@@ -86,9 +126,4 @@ def check_record(value: dict[str, Any], max_bytes: int = RECORD_MAX_BYTES) -> di
     return value
 
 
-def _check_edited_post(value: dict[str, Any]) -> dict[str, Any]:
-    return check_record(value, 64 * 1024)
-
-
 Record = Annotated[dict[str, Any], AfterValidator(check_record)]
-SmallRecord = Annotated[dict[str, Any], AfterValidator(_check_edited_post)]

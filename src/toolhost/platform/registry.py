@@ -74,6 +74,21 @@ class ToolOutput(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
+class Idempotency:
+    """How a tool whose calls carry an idempotency key answers a repeat before any credit moves (CATALOG.md §1.7).
+
+    execute() calls `claim(ctx, args)` once the project is resolved and the rate limits passed, before the
+    credit hold: it returns the output stored under the call's key (the call answers it and costs nothing), or
+    claims the key for this call and returns None, waiting first while another call holding the key finishes.
+    The handler stores its answer under the claimed key in its last unit of work. When the call fails,
+    execute() calls `release(ctx, args)` so a retry runs afresh; the claim of a process that died lapses.
+    """
+
+    claim: Callable[[ToolContext, Any], Awaitable[ToolOutput | None]]
+    release: Callable[[ToolContext, Any], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
     """Everything the platform knows about one tool; the JSON Schemas are computed once here."""
 
@@ -97,6 +112,7 @@ class ToolSpec:
     polling: bool
     policy_exempt_fields: frozenset[str]
     public_api_server: bool
+    idempotency: Idempotency | None
     handler: Handler
     input_model: type[BaseModel]
     output_model: type[ToolOutput]
@@ -204,6 +220,7 @@ class Registry:
         polling: bool = False,
         policy_exempt_fields: frozenset[str] = frozenset(),
         public_api_server: bool = False,
+        idempotency: Idempotency | None = None,
     ) -> Callable[
         [Callable[[ToolContext, InputT], Awaitable[OutputT]]],
         Callable[[ToolContext, InputT], Awaitable[OutputT]],
@@ -219,7 +236,8 @@ class Registry:
         only `mcp:read` is `read` and any other `posting`. A `polling` tool checks on earlier work, so the
         hourly layer counts it 0.2. `policy_exempt_fields` are arguments the input policy passes over
         (e.g. a page's raw HTML, which quotes anything). A `public_api_server` tool's OpenAPI operation
-        also lists the operator's `public_api_url`.
+        also lists the operator's `public_api_url`. A tool with `idempotency` answers repeats of a request from
+        what its first call stored, before any credit moves (see Idempotency).
         """
 
         def register(
@@ -277,6 +295,7 @@ class Registry:
                     polling=polling,
                     policy_exempt_fields=policy_exempt_fields,
                     public_api_server=public_api_server,
+                    idempotency=idempotency,
                     handler=handler,
                     input_model=input_model,
                     output_model=output_model,

@@ -30,6 +30,17 @@ if TYPE_CHECKING:
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 PRIVATE_ADDRESS = "URL resolves to a private or internal address"
+# The operator settings that lift the two refusals (config.FetchSettings), named in them so the fix is findable.
+ALLOW_SETTING = "TOOLHOST_FETCH__ALLOW"
+ALLOW_HTTP_SETTING = "TOOLHOST_FETCH__ALLOW_HTTP"
+PRIVATE_RECOVERY = (
+    f"use a public http(s) URL; an operator lets toolhost reach private hosts or networks by listing them in "
+    f"the setting {ALLOW_SETTING} (a JSON list of host names or CIDRs, e.g. '[\"10.0.0.0/8\"]')"
+)
+HTTP_RECOVERY = (
+    f"use an https URL; an operator allows plain http to the hosts listed in {ALLOW_SETTING} with the setting "
+    f"{ALLOW_HTTP_SETTING}=true"
+)
 REFUSED_PORTS = frozenset({22, 23, 25, 110, 143, 445, 3306, 5432, 6379, 11211, 27017})
 REFUSED_HOST_NAMES = frozenset(
     {
@@ -250,7 +261,7 @@ class Fetcher:
         else:
             addresses = await self._resolve(host, port)
         if not (host in self._allowed_hosts or all(self._address_allowed(address) for address in addresses)):
-            raise ValidationFailed(PRIVATE_ADDRESS, recover_with="use a public http(s) URL")
+            raise ValidationFailed(PRIVATE_ADDRESS, recover_with=PRIVATE_RECOVERY)
         return CheckedTarget(url=parsed, host=host, port=port, addresses=tuple(addresses))
 
     def _parse(self, url: str, *, https_only: bool) -> tuple[httpx.URL, str, int]:
@@ -288,9 +299,9 @@ class Fetcher:
         if port in REFUSED_PORTS:
             raise ValidationFailed(f"port {port} is refused")
         if host in REFUSED_HOST_NAMES or host.endswith(".localhost"):
-            raise ValidationFailed(PRIVATE_ADDRESS, recover_with="use a public http(s) URL")
+            raise ValidationFailed(PRIVATE_ADDRESS, recover_with=PRIVATE_RECOVERY)
         if scheme == "http" and https_only and not (self.settings.allow_http and self._host_allowlisted(host)):
-            raise ValidationFailed("only https URLs are accepted here")
+            raise ValidationFailed("only https URLs are accepted here", recover_with=HTTP_RECOVERY)
         return parsed, host, port
 
     async def _resolve(self, host: str, port: int) -> list[IPAddress]:

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.conftest import Tenant, worker_context
-from tests.domains.distribution import test_media_retention, test_planning_and_connections
+from tests.domains.distribution import test_media_retention, test_planning_and_connections, test_schedule_post
 from tests.domains.distribution.conftest import connect_webhook, drain
 from tests.domains.distribution.standins import WebhookReceiver
 from tests.platform import test_rest_api
@@ -73,6 +73,20 @@ async def test_identical_requests_racing_create_one_post(
     async with platform.session_factory() as session:
         assert await session.scalar(select(func.count()).select_from(Post)) == 1
         assert await session.scalar(select(func.count()).select_from(IdempotencyRecord)) == 1
+
+
+async def test_thirty_concurrent_calls_with_one_key_are_debited_once_on_postgresql(
+    tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await test_schedule_post.test_thirty_concurrent_calls_with_one_key_are_debited_once_and_never_refunded(
+        tenant, platform, receiver
+    )
+
+
+async def test_a_repeat_gets_its_stored_answer_with_no_credits_left_on_postgresql(
+    tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await test_schedule_post.test_a_repeat_gets_its_stored_answer_with_no_credits_left(tenant, platform, receiver)
 
 
 async def test_media_retention_sweeps_on_postgresql(

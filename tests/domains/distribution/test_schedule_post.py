@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,9 +13,10 @@ from sqlalchemy import func, select, update
 from tests.conftest import Tenant, TenantFactory, worker_context
 from tests.domains.distribution.conftest import connect_webhook, drain, make_due
 from tests.domains.distribution.standins import WebhookReceiver
-from toolhost.domains.distribution.models import Post
+from toolhost.domains.distribution import idempotency
+from toolhost.domains.distribution.models import IdempotencyRecord, Post
 from toolhost.platform.jobs import Job, WorkerContext
-from toolhost.platform.models import Account
+from toolhost.platform.models import Account, CreditEntry
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import claim, run_jobs
 from toolhost.providers.connectors import webhook
@@ -101,6 +103,79 @@ async def test_an_identical_retry_returns_the_first_post_and_costs_nothing(
     [scheduling] = [item for item in usage["tools"] if item["tool_name"] == "schedule_post"]
     assert scheduling["call_count"] == 5
     assert scheduling["credits_total"] == 2, "the two repeats are recorded as free, not as one credit each"
+
+
+async def ledger(platform: Platform, account_id: uuid.UUID) -> list[tuple[str, int]]:
+    """The account's credit movements by tools, as sorted (kind, signed amount) pairs."""
+    async with platform.session_factory() as session:
+        entries = await session.scalars(
+            select(CreditEntry).where(CreditEntry.account_id == account_id, CreditEntry.tool_name.is_not(None))
+        )
+        return sorted((entry.kind, entry.amount) for entry in entries)
+
+
+async def test_thirty_concurrent_calls_with_one_key_are_debited_once_and_never_refunded(
+    tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    arguments = {"caption": "Thirty at once", "platforms": ["twitter"], "idempotency_key": "thirty-at-once"}
+    before = await balance(platform, tenant.account_id)
+
+    responses = await asyncio.gather(*(tenant.call("schedule_post", arguments) for _ in range(30)))
+
+    bodies = [response.json() for response in responses]
+    assert [response.status_code for response in responses] == [200] * 30, bodies
+    assert all(not body["isError"] for body in bodies), bodies
+    assert len({body["structuredContent"]["results"]["Twitter"]["postId"] for body in bodies}) == 1
+    assert await ledger(platform, tenant.account_id) == [("hold", -1), ("settle", 0)]
+    assert await balance(platform, tenant.account_id) == before - 1
+    async with platform.session_factory() as session:
+        assert await session.scalar(select(func.count()).select_from(Post)) == 1
+
+
+async def test_a_repeat_gets_its_stored_answer_with_no_credits_left(
+    tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    arguments = {"caption": "Paid", "platforms": ["twitter"], "schedule_at": later(), "idempotency_key": "paid-once"}
+    first = await tenant.data("schedule_post", arguments)
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(update(Account).where(Account.id == tenant.account_id).values(credit_balance=0))
+    spent = await ledger(platform, tenant.account_id)
+
+    assert await tenant.data("schedule_post", arguments) == first
+    response = await tenant.call("schedule_post", {**arguments, "idempotency_key": "a-new-request"})
+    assert (response.status_code, response.json()["structuredContent"]["error"]["error_type"]) == (402, "billing_error")
+    assert await ledger(platform, tenant.account_id) == spent
+
+
+async def test_a_key_held_by_a_running_call_is_waited_for_and_one_left_by_a_dead_process_is_taken_over(
+    tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    monkeypatch.setattr(idempotency, "CLAIM_WAIT_SECONDS", 0.0)
+    arguments = {"caption": "Claimed elsewhere", "platforms": ["twitter"], "idempotency_key": "claimed-elsewhere"}
+    await tenant.data("schedule_post", arguments)
+    # The key's record as a call still running in another process holds it.
+    async with platform.session_factory() as session, session.begin():
+        claim = await session.scalar(select(IdempotencyRecord).where(IdempotencyRecord.key == "claimed-elsewhere"))
+        assert claim is not None
+        claim.payload = {idempotency.CLAIMED_BY: "req_of_another_process"}
+    before = await balance(platform, tenant.account_id)
+
+    status, error = await error_of(tenant, "schedule_post", arguments)
+    assert (status, error["error_type"], error["code"]) == (200, "conflict", "idempotency_key_in_use")
+    assert await balance(platform, tenant.account_id) == before
+
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(IdempotencyRecord)
+            .where(IdempotencyRecord.id == claim.id)
+            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    taken_over = await tenant.data("schedule_post", arguments)
+    assert await tenant.data("schedule_post", arguments) == taken_over
+    assert await balance(platform, tenant.account_id) == before - 1
 
 
 class WorkerDied(BaseException):

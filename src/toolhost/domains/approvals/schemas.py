@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
-from toolhost.platform.fields import ShortText, SmallRecord, TextFormat, UUIDStr
+from toolhost.domains.planning.schemas import PlanPostFields
+from toolhost.platform.fields import DateTimeWithOffset, ShortText, TextFormat, UUIDStr, check_record
 from toolhost.platform.registry import ToolInput, ToolOutput
 
+EDITED_POST_MAX_BYTES = 64 * 1024
+
+
+def _edited_post_within_limits(post: PlanPostFields) -> PlanPostFields:
+    check_record(dict(post), EDITED_POST_MAX_BYTES)
+    return post
+
+
+# A post as a reviewer edited it: a record of at most 64 KB whose schedule_at, when given, is a real date-time.
+EditedPost = Annotated[PlanPostFields, AfterValidator(_edited_post_within_limits)]
 Decision = Literal["approved", "rejected", "edited"]
 ApprovalStatus = Literal["pending", "approved", "rejected", "edited"]
 
@@ -23,7 +34,7 @@ class ApprovalPost(ToolInput):
     caption: str | None = Field(default=None, max_length=10_000)
     title: ShortText | None = None
     media_url: str | None = Field(default=None, max_length=2_048)
-    schedule_at: ShortText | None = None
+    schedule_at: DateTimeWithOffset | None = None
 
 
 class CreatePlanApprovalsIn(ToolInput):
@@ -65,7 +76,7 @@ class RespondPlanApprovalIn(ToolInput):
 
     approval_id: UUIDStr
     decision: Decision
-    edited_post: SmallRecord | None = Field(default=None, description="The post as edited; required with edited.")
+    edited_post: EditedPost | None = Field(default=None, description="The post as edited; required with edited.")
     reason: Annotated[str, Field(max_length=1_000)] | None = None
     response_format: TextFormat = "text"
 

@@ -69,7 +69,7 @@ async def create_plan_approvals(ctx: ToolContext, args: CreatePlanApprovalsIn) -
     """
     plan = await planning_service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
     created, items = await service.create(
-        ctx.session, plan=plan, posts=[post.model_dump(exclude_none=True) for post in args.posts]
+        ctx.session, plan=plan, posts=[post.model_dump(mode="json", exclude_none=True) for post in args.posts]
     )
     return CreatePlanApprovalsOut(
         plan_id=str(plan.id),
@@ -107,7 +107,7 @@ async def respond_plan_approval(ctx: ToolContext, args: RespondPlanApprovalIn) -
         approval_id=args.approval_id,
         project_id=ctx.project_id,
         decision=args.decision,
-        edited_post=args.edited_post,
+        edited_post=dict(args.edited_post) if args.edited_post is not None else None,
         reason=args.reason,
         decided_by=ctx.principal.credential_name,
     )

@@ -11,26 +11,24 @@ import uuid
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from toolhost.config import load_settings
+from toolhost.config import Settings, load_settings
 from toolhost.db.session import standalone_session
 from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.platform.commands import console, installation_settings, print_json, refused
 from toolhost.platform.models import Project
 from toolhost.platform.results import ToolError
 from toolhost.providers.connectors.registry import Connectors
 
 app = typer.Typer(help="Connected platform accounts.", no_args_is_help=True)
 connectors_app = typer.Typer(help="The publishing connectors this server offers.", no_args_is_help=True)
-console = Console()
-errors = Console(stderr=True)
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
 async def _add(
-    project_id: uuid.UUID, platform: str, connector: str, fields: dict[str, str]
+    settings: Settings, project_id: uuid.UUID, platform: str, connector: str, fields: dict[str, str]
 ) -> tuple[str, dict[str, str]]:
-    settings = load_settings()
     async with standalone_session(settings.database_url) as session, session.begin():
         if await session.get(Project, project_id) is None:
             raise typer.BadParameter(f"no project {project_id}", param_hint="--project")
@@ -62,6 +60,7 @@ def add(
     app_password: Annotated[str | None, typer.Option(help="bluesky: an app password.")] = None,
     service: Annotated[str | None, typer.Option(help="bluesky: the PDS URL (default bsky.social).")] = None,
     refresh_token: Annotated[str | None, typer.Option(help="youtube: an OAuth refresh token.")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Connects an account and prints its id (and, for webhook, its signing secret, once)."""
     try:
@@ -78,27 +77,36 @@ def add(
         "refresh_token": refresh_token,
     }
     fields = {name: value for name, value in given.items() if value is not None}
+    settings = installation_settings()
     try:
-        account_id, shown = asyncio.run(_add(project_id, platform, connector, fields))
+        account_id, shown = asyncio.run(_add(settings, project_id, platform, connector, fields))
     except ToolError as error:
-        errors.print(f"[red]error:[/red] {error.message}")
-        raise typer.Exit(1) from None
+        refused(error)
+    if as_json:
+        print_json({"account_id": account_id, **shown})
+        return
     console.print(f"account_id: {account_id}")
     for name, value in shown.items():
-        console.print(f"{name} (shown once, keep it): {value}", soft_wrap=True)
+        console.print(f"{name} (shown once, keep it): {value}")
 
 
 @app.command("list")
 def list_accounts(
     project: Annotated[str, typer.Option(help="Project id.")],
     include_all: Annotated[bool, typer.Option("--all", help="Also expired, revoked and errored accounts.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Lists a project's connected accounts (never their tokens)."""
+    try:
+        project_id = uuid.UUID(project)
+    except ValueError:
+        raise typer.BadParameter("not a UUID", param_hint="--project") from None
+    settings = installation_settings()
 
     async def main() -> list[tuple[str, str, str, str, str]]:
-        async with standalone_session(load_settings().database_url) as session:
+        async with standalone_session(settings.database_url) as session:
             found = await accounts_service.list_for_project(
-                session=session, project_id=uuid.UUID(project), include_all=include_all
+                session=session, project_id=project_id, include_all=include_all
             )
             return [
                 (
@@ -111,8 +119,13 @@ def list_accounts(
                 for account in found
             ]
 
-    for row in asyncio.run(main()):
-        console.print("  ".join(row), soft_wrap=True)
+    rows = asyncio.run(main())
+    if as_json:
+        names = ("id", "platform", "connector", "username", "status")
+        print_json([dict(zip(names, row, strict=True)) for row in rows])
+        return
+    for row in rows:
+        console.print("  ".join(row))
 
 
 @connectors_app.command("list")

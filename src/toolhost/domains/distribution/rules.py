@@ -23,7 +23,11 @@ IMAGE_EXTENSIONS = {"jpg", "jpeg", "png", "webp", "gif", "avif", "heic"}
 
 
 def parse_datetime(value: str, path: str) -> datetime:
-    """An ISO-8601 datetime with an offset (Z allowed), as UTC; anything else is validation_error."""
+    """A stored plan post's time (ISO-8601 text with an offset), as UTC; anything else is validation_error.
+
+    Tool arguments never come through here: their models declare `fields.DateTimeWithOffset`. A plan keeps
+    its posts' times as text, and plans stored before those checks may hold anything.
+    """
     try:
         moment = parse_iso(value)
     except ValueError as error:
@@ -40,8 +44,12 @@ def parse_datetime(value: str, path: str) -> datetime:
 
 
 def future_datetime(value: str, path: str) -> datetime:
-    """A datetime that must lie in the future."""
-    moment = parse_datetime(value, path)
+    """A stored plan post's time, which must lie in the future."""
+    return require_future(parse_datetime(value, path), path)
+
+
+def require_future(moment: datetime, path: str) -> datetime:
+    """The moment, which must lie in the future (checked at scheduling: a repeat of a request is not)."""
     if moment <= utcnow():
         raise ValidationFailed(
             f"{path} is in the past; give a future time or omit it to publish now",

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from toolhost.platform.fields import (
     Confirm,
     ConnectionPlatform,
+    DateTimeWithOffset,
     Record,
     ShortText,
     SocialPlatform,
@@ -19,7 +20,6 @@ from toolhost.platform.fields import (
 )
 from toolhost.platform.registry import ToolInput, ToolOutput
 
-DateTimeStr = Annotated[str, StringConstraints(max_length=64), Field(description="ISO-8601 datetime with offset")]
 MediaKey = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 IdempotencyKey = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{8,128}$")]
 Hashtag = Annotated[str, StringConstraints(max_length=1_000)]
@@ -123,7 +123,7 @@ class SchedulePostIn(ToolInput):
     title: Annotated[str, StringConstraints(max_length=300)] | None = None
     platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     hashtags: Annotated[list[Hashtag], Field(max_length=100)] | None = None
-    schedule_at: DateTimeStr | None = None
+    schedule_at: DateTimeWithOffset | None = None
     project_id: UUIDStr | None = None
     response_format: TextFormat = "text"
     attribution: bool = False
@@ -155,8 +155,8 @@ class SchedulePostOut(ToolOutput):
 class ReschedulePostIn(ToolInput):
     post_id: UUIDStr
     project_id: UUIDStr | None = None
-    scheduled_at: DateTimeStr
-    expected_scheduled_at: DateTimeStr | None = None
+    scheduled_at: DateTimeWithOffset
+    expected_scheduled_at: DateTimeWithOffset | None = None
     response_format: TextFormat = "text"
 
 
@@ -315,7 +315,7 @@ class FindNextSlotsIn(ToolInput):
     project_id: UUIDStr | None = None
     platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
     count: Annotated[int, Field(ge=1, le=20)] = 7
-    start_after: DateTimeStr | None = None
+    start_after: DateTimeWithOffset | None = None
     min_gap_hours: Annotated[int, Field(ge=1, le=24)] = 4
     response_format: TextFormat = "text"
 
@@ -351,7 +351,7 @@ class PlanPostIn(BaseModel):
     connected_account_id: UUIDStr | None = None
     title: Annotated[str, StringConstraints(max_length=300)] | None = None
     media_url: Annotated[str, StringConstraints(max_length=2_048)] | None = None
-    schedule_at: DateTimeStr | None = None
+    schedule_at: DateTimeWithOffset | None = None
     hashtags: Annotated[list[Hashtag], Field(max_length=100)] | None = None
 
 

@@ -251,12 +251,11 @@ async def reschedule(
     session: AsyncSession,
     project_id: uuid.UUID,
     post_id: str,
-    scheduled_at: str,
-    expected_scheduled_at: str | None,
+    scheduled_at: datetime,
+    expected_scheduled_at: datetime | None,
 ) -> Rescheduled:
     """Moves a pending/scheduled post to a new future time with one conditional update."""
-    new_time = rules.future_datetime(scheduled_at, "scheduled_at")
-    expected = rules.parse_datetime(expected_scheduled_at, "expected_scheduled_at") if expected_scheduled_at else None
+    new_time = rules.require_future(scheduled_at, "scheduled_at")
     post = await _locked_post(session, post_id, project_id)
     if post.status == "publishing":
         raise Conflict("the post is being published now", code="publishing_in_progress", current_status=post.status)
@@ -266,7 +265,7 @@ async def reschedule(
             code="not_reschedulable",
             current_status=post.status,
         )
-    if expected is not None and post.scheduled_at != expected:
+    if expected_scheduled_at is not None and post.scheduled_at != expected_scheduled_at:
         raise Conflict(
             "the post's scheduled time changed since you read it",
             code="schedule_conflict",
@@ -336,6 +335,44 @@ async def list_recent(
     return (await session.scalars(query.order_by(Post.created_at.desc(), Post.id).limit(limit))).all()
 
 
+def request_key(
+    *,
+    settings: Settings,
+    project_id: uuid.UUID,
+    platforms: Sequence[str],
+    caption: str | None,
+    title: str | None,
+    attribution: bool,
+    schedule_at: datetime | None,
+    media_url: str | None,
+    media_urls: Sequence[str] | None,
+    r2_key: str | None,
+    r2_keys: Sequence[str] | None,
+    job_id: str | None,
+    job_ids: Sequence[str] | None,
+    idempotency_key: str | None,
+) -> str:
+    """schedule_post's idempotency key: the one given, else derived from the request (CATALOG.md §10).
+
+    The request must have a caption or a title and media of one family, or it has no key (validation_error).
+    """
+    final_caption = rules.final_caption(settings, caption, attribution)
+    title = (title or "").strip() or None
+    if not final_caption and not title:
+        raise ValidationFailed("give a caption or a title", field_errors=[{"path": "caption", "message": "required"}])
+    media_reference = rules.single_media_family(
+        media_url=media_url, media_urls=media_urls, r2_key=r2_key, r2_keys=r2_keys, job_id=job_id, job_ids=job_ids
+    )
+    return idempotency_key or idempotency.derived_key(
+        project_id=project_id,
+        platforms=list(dict.fromkeys(platforms)),
+        caption=final_caption,
+        title=title,
+        media=media_reference,
+        schedule_at=iso(schedule_at),
+    )
+
+
 async def schedule(
     *,
     session: AsyncSession,
@@ -349,7 +386,7 @@ async def schedule(
     title: str | None,
     attribution: bool,
     hashtags: Sequence[str] | None,
-    schedule_at: str | None,
+    schedule_at: datetime | None,
     media_url: str | None,
     media_urls: Sequence[str] | None,
     r2_key: str | None,
@@ -361,37 +398,16 @@ async def schedule(
     routing_account_id: str | None,
     routing_account_ids: dict[str, str],
     platform_metadata: dict[str, Any],
-    idempotency_key: str | None,
-    request_fingerprint: str,
+    key: str,
+    claimant: str,
     credits_debited: int,
 ) -> idempotency.ScheduledPosts:
-    """schedule_post: every rule first, then the rows; a repeat of a request returns its first answer.
-
-    `request_fingerprint` identifies the call's arguments (idempotency.request_hash): the same key with other
-    arguments is conflict. An answer with `repeat` set answers an earlier request (the caller does not pay).
-    """
+    """schedule_post once its call holds the request's key (`request_key`, claimed by `claimant`): every rule
+    first, then the rows, and the answer stored under the key in the same transaction."""
     final_caption = rules.final_caption(settings, caption, attribution)
     title = (title or "").strip() or None
-    if not final_caption and not title:
-        raise ValidationFailed("give a caption or a title", field_errors=[{"path": "caption", "message": "required"}])
     platforms = list(dict.fromkeys(platforms))
-    media_reference = rules.single_media_family(
-        media_url=media_url, media_urls=media_urls, r2_key=r2_key, r2_keys=r2_keys, job_id=job_id, job_ids=job_ids
-    )
-    key = idempotency_key or idempotency.derived_key(
-        project_id=project_id,
-        platforms=platforms,
-        caption=final_caption,
-        title=title,
-        media=media_reference,
-        schedule_at=schedule_at,
-    )
-    previous = await idempotency.replay(
-        session=session, project_id=project_id, key=key, fingerprint=request_fingerprint
-    )
-    if previous is not None:
-        return idempotency.ScheduledPosts.from_document(previous)
-    scheduled_at = rules.future_datetime(schedule_at, "schedule_at") if schedule_at else None
+    scheduled_at = rules.require_future(schedule_at, "schedule_at") if schedule_at else None
     routed = await accounts_service.route(
         session=session,
         project_id=project_id,
@@ -422,14 +438,6 @@ async def schedule(
         media=media,
         metadata=metadata,
     )
-    record = await idempotency.remember(
-        session=session, project_id=project_id, key=key, fingerprint=request_fingerprint
-    )
-    if record is None:  # a concurrent identical request committed first: answer as it did
-        previous = await idempotency.replay(
-            session=session, project_id=project_id, key=key, fingerprint=request_fingerprint
-        )
-        return idempotency.ScheduledPosts.from_document(previous or {})
     created = await create_posts(
         session=session,
         request=PostRequest(
@@ -454,10 +462,10 @@ async def schedule(
         },
         scheduled_at=iso(scheduled_at),
         idempotency_key=key,
-        repeat=False,
     )
-    record.payload = answer.document()
-    await session.flush()
+    await idempotency.answer(
+        session=session, project_id=project_id, key=key, claimant=claimant, document=answer.document()
+    )
     return answer
 
 

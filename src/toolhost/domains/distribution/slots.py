@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution.models import ConnectorEvent, Post
-from toolhost.domains.distribution.rules import parse_datetime
 from toolhost.domains.distribution.service import ACTIVE
 from toolhost.providers import platforms as social_platforms
 
@@ -190,11 +189,11 @@ async def find(
     project_id: uuid.UUID,
     platforms: Sequence[str],
     count: int,
-    start_after: str | None,
+    start_after: datetime | None,
     min_gap_hours: int,
 ) -> FreeSlots:
     """find_next_slots: the top `count` free candidates, by score then time."""
-    start = parse_datetime(start_after, "start_after") if start_after else utcnow()
+    start = start_after or utcnow()
     plan = await planner(
         session=session, project_id=project_id, platforms=platforms, start=start, min_gap_hours=min_gap_hours
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import timedelta
 
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import idempotency, plans, service, slots
@@ -34,7 +35,7 @@ from toolhost.domains.distribution.schemas import (
 from toolhost.platform import scopes
 from toolhost.platform.context import ToolContext
 from toolhost.platform.dates import iso
-from toolhost.platform.registry import connected_accounts_probe, object_lookup, tool
+from toolhost.platform.registry import Idempotency, connected_accounts_probe, object_lookup, tool
 from toolhost.providers.fetch import Fetcher
 
 object_lookup("post_id", service.post_of_project)
@@ -45,6 +46,60 @@ def _platform_count(args: SchedulePostIn) -> int:
     return len(set(args.platforms))
 
 
+def _schedule_key(ctx: ToolContext, args: SchedulePostIn) -> str:
+    return service.request_key(
+        settings=ctx.settings,
+        project_id=ctx.project_id,
+        platforms=args.platforms,
+        caption=args.caption,
+        title=args.title,
+        attribution=args.attribution,
+        schedule_at=args.schedule_at,
+        media_url=args.media_url,
+        media_urls=args.media_urls,
+        r2_key=args.r2_key,
+        r2_keys=args.r2_keys,
+        job_id=args.job_id,
+        job_ids=args.job_ids,
+        idempotency_key=args.idempotency_key,
+    )
+
+
+def _schedule_output(answer: idempotency.ScheduledPosts) -> SchedulePostOut:
+    return SchedulePostOut(
+        success=True,
+        results={
+            name: PlatformResult(success=True, jobId=str(post.job_id), postId=str(post.post_id))
+            for name, post in answer.posts.items()
+        },
+        scheduledAt=answer.scheduled_at,
+        idempotency_key=answer.idempotency_key,
+    )
+
+
+async def _claim_schedule(ctx: ToolContext, args: SchedulePostIn) -> SchedulePostOut | None:
+    stored = await idempotency.claim(
+        transaction=ctx.fresh_transaction,
+        project_id=ctx.project_id,
+        key=_schedule_key(ctx, args),
+        # The same key with other arguments is a different request: conflict.
+        fingerprint=idempotency.request_hash(
+            args.model_dump(mode="json", exclude_none=True, exclude={"response_format"})
+        ),
+        claimant=ctx.request_id,
+        # A claim lapses as an unrenewed credit hold does: only a call whose process died leaves one that long.
+        lifetime=timedelta(seconds=ctx.settings.credits.hold_seconds),
+    )
+    return _schedule_output(idempotency.ScheduledPosts.from_document(stored)) if stored is not None else None
+
+
+async def _release_schedule(ctx: ToolContext, args: SchedulePostIn) -> None:
+    async with ctx.fresh_transaction() as session:
+        await idempotency.release(
+            session=session, project_id=ctx.project_id, key=_schedule_key(ctx, args), claimant=ctx.request_id
+        )
+
+
 @tool(
     module="distribution",
     scope=scopes.DISTRIBUTE,
@@ -53,6 +108,7 @@ def _platform_count(args: SchedulePostIn) -> int:
     destructive=True,
     open_world=True,
     project="accounts",
+    idempotency=Idempotency(claim=_claim_schedule, release=_release_schedule),
 )
 async def schedule_post(ctx: ToolContext, args: SchedulePostIn) -> SchedulePostOut:
     """Schedules a post to one or more platforms, or publishes it now when schedule_at is omitted.
@@ -89,25 +145,11 @@ async def schedule_post(ctx: ToolContext, args: SchedulePostIn) -> SchedulePostO
         platform_metadata=(
             args.platform_metadata.model_dump(mode="json", exclude_none=True) if args.platform_metadata else {}
         ),
-        idempotency_key=args.idempotency_key,
-        request_fingerprint=idempotency.request_hash(
-            args.model_dump(mode="json", exclude_none=True, exclude={"response_format"})
-        ),
+        key=_schedule_key(ctx, args),
+        claimant=ctx.request_id,
         credits_debited=ctx.credits_debited,
     )
-    if answer.repeat:
-        # execute() debited the call before the handler could know it repeats an earlier one; a repeat is
-        # free, and refunding through the context records the call's usage as 0 credits.
-        await ctx.refund(ctx.credits_debited)
-    return SchedulePostOut(
-        success=True,
-        results={
-            name: PlatformResult(success=True, jobId=str(post.job_id), postId=str(post.post_id))
-            for name, post in answer.posts.items()
-        },
-        scheduledAt=answer.scheduled_at,
-        idempotency_key=answer.idempotency_key,
-    )
+    return _schedule_output(answer)
 
 
 @tool(
@@ -386,7 +428,7 @@ async def schedule_content_plan(ctx: ToolContext, args: ScheduleContentPlanIn) -
     """
     inline_plan = (
         plans.InlinePlan(
-            posts=[post.model_dump(exclude_none=True) for post in args.plan.posts],
+            posts=[post.model_dump(mode="json", exclude_none=True) for post in args.plan.posts],
             project_id=args.plan.project_id,
             account_ids=dict(args.plan.account_ids or {}),
         )

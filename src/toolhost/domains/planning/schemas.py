@@ -4,22 +4,41 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, with_config
+from typing_extensions import TypedDict
 
 from toolhost.platform.fields import (
     CalendarDate,
     Confirm,
-    Record,
+    DateTimeText,
+    DateTimeWithOffset,
     ShortText,
     SocialPlatform,
     Text,
     TextFormat,
     Url,
     UUIDStr,
+    check_record,
 )
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 PlanStatus = Literal["draft", "in_review", "approved", "scheduled", "completed"]
+
+
+@with_config(ConfigDict(extra="allow"))
+class PlanPostFields(TypedDict, total=False):
+    """The keys of a plan post that toolhost reads as values of their own; every other key is kept as given."""
+
+    schedule_at: DateTimeText
+
+
+def _plan_post_within_limits(post: PlanPostFields) -> PlanPostFields:
+    check_record(dict(post))
+    return post
+
+
+# A post of a plan: a record (CATALOG.md §1.8 limits) whose schedule_at, when given, is a real date-time.
+PlanPost = Annotated[PlanPostFields, AfterValidator(_plan_post_within_limits)]
 
 
 class PlanDocument(ToolInput):
@@ -28,7 +47,7 @@ class PlanDocument(ToolInput):
     model_config = ConfigDict(extra="allow")
 
     topic: Text
-    posts: Annotated[list[Record], Field(min_length=1, max_length=500)]
+    posts: Annotated[list[PlanPost], Field(min_length=1, max_length=500)]
     plan_id: UUIDStr | None = None
     project_id: UUIDStr | None = None
 
@@ -118,7 +137,7 @@ class PostUpdate(ToolInput):
     angle: Text | None = None
     visual_direction: Text | None = None
     media_url: Url | None = None
-    schedule_at: AwareDatetime | None = None
+    schedule_at: DateTimeWithOffset | None = None
     platform: SocialPlatform | None = None
     status: Literal["approved", "rejected", "needs_edit"] | None = None
 
