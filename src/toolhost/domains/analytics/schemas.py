@@ -200,14 +200,14 @@ class DigestMetrics(BaseModel):
     posts_with_metrics: int = Field(description="(ext) posts of the period that have at least one snapshot")
 
 
-class Trend(BaseModel):
+class TrendChange(BaseModel):
     direction: Literal["up", "down", "flat"]
     change_pct: float
 
 
 class Trends(BaseModel):
-    views: Trend
-    engagement: Trend
+    views: TrendChange
+    engagement: TrendChange
 
 
 class WinningPatterns(BaseModel):

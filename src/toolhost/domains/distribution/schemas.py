@@ -340,7 +340,7 @@ class FindNextSlotsOut(ToolOutput):
         )
 
 
-class PlanPostIn(BaseModel):
+class InlinePlanPost(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     id: Annotated[str, StringConstraints(max_length=200)] | None = None
@@ -358,7 +358,7 @@ class InlinePlan(BaseModel):
 
     project_id: UUIDStr | None = None
     account_ids: dict[str, UUIDStr] | None = None
-    posts: Annotated[list[PlanPostIn], Field(max_length=500)] = []
+    posts: Annotated[list[InlinePlanPost], Field(max_length=500)] = []
 
 
 class ScheduleContentPlanIn(ToolInput):
