@@ -12,8 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
-from pydantic import create_model
+from pydantic import ValidationError, create_model
+from referencing import Registry as SchemaRegistry
+from referencing.jsonschema import DRAFT202012
 from starlette.applications import Starlette
 
 from tests.conftest import Tenant, settings_for_test
@@ -116,6 +119,74 @@ async def test_a_success_is_typed_by_the_output_model_and_an_error_by_the_error_
     # Every field of an output is always written, so a client may rely on each one.
     output = components["SubmitContentPlanForApprovalOut"]
     assert set(output["required"]) == set(output["properties"])
+
+
+UUID = "00000000-0000-4000-8000-000000000000"
+PIPELINE = {"platforms": ["twitter"], "topic": "spring launch"}
+# (tool, arguments, whether the input model takes them): rules pydantic checks beyond a field's own type.
+CONSTRAINED_ARGUMENTS: list[tuple[str, dict[str, Any], bool]] = [
+    ("extract_brand", {}, False),
+    ("extract_brand", {"url": "https://brand.example"}, True),
+    ("extract_brand", {"url": "https://brand.example", "text": "plain copy"}, False),
+    ("respond_plan_approval", {"approval_id": UUID, "decision": "edited"}, False),
+    ("respond_plan_approval", {"approval_id": UUID, "decision": "edited", "edited_post": {"caption": "c"}}, True),
+    ("respond_plan_approval", {"approval_id": UUID, "decision": "approved"}, True),
+    ("fetch_youtube_analytics", {"action": "video", "start_date": "2026-01-01", "end_date": "2026-01-31"}, False),
+    ("fetch_youtube_analytics", {"action": "channel", "start_date": "2026-01-01", "end_date": "2026-01-31"}, True),
+    ("plan_content_week", {"topic": "t", "platforms": ["twitter"], "start_date": "2026-02-30"}, False),
+    ("plan_content_week", {"topic": "t", "platforms": ["twitter"], "start_date": "2026-02-28"}, True),
+    ("run_content_pipeline", PIPELINE, False),
+    ("run_content_pipeline", {**PIPELINE, "schedule_confirmed": True}, True),
+    ("run_content_pipeline", {**PIPELINE, "skip_stages": ["schedule"]}, True),
+    ("run_content_pipeline", {**PIPELINE, "skip_stages": ["quality"], "schedule_confirmed": True}, False),
+    ("run_content_pipeline", {**PIPELINE, "skip_stages": ["quality"], "dry_run": True}, True),
+    ("run_content_pipeline", {"platforms": ["twitter"], "topic": "  ", "dry_run": True}, False),
+    ("run_content_pipeline", {"platforms": ["twitter"], "source_url": "https://news.example", "dry_run": True}, True),
+    ("check_status", {"job_id": "job 1!"}, False),
+    ("check_status", {"job_id": "job_1"}, True),
+    ("reply_to_comment", {"parent_id": "c1", "text": "   "}, False),
+    ("reply_to_comment", {"parent_id": "   ", "text": "thanks"}, False),
+    ("reply_to_comment", {"parent_id": "c1", "text": "thanks"}, True),
+    ("schedule_post", {"platforms": ["twitter"], "media_urls": ["https://a.example/1.png"]}, False),
+    ("schedule_post", {"platforms": ["twitter"], "media_urls": ["https://a.example/1.png"] * 2}, True),
+    ("quality_check_plan", {"plan": {"posts": [{"id": "1", "caption": "c", "platform": "myspace"}]}}, False),
+    ("quality_check_plan", {"plan": {"posts": [{"id": "1", "caption": "c", "platform": "x"}]}}, True),
+]
+AUTOPILOT = {"name": "weekly", "project_id": UUID, "schedule_days": ["mon"]}
+CONSTRAINED_ARGUMENTS += [
+    ("create_autopilot_config", {**AUTOPILOT, "schedule_time": "24:00"}, False),
+    ("create_autopilot_config", {**AUTOPILOT, "schedule_time": "9:30"}, False),
+    ("create_autopilot_config", {**AUTOPILOT, "schedule_time": "09:30"}, True),
+    ("create_autopilot_config", {**AUTOPILOT, "schedule_time": "09:30", "timezone": "Europe/Paris"}, True),
+    ("create_autopilot_config", {**AUTOPILOT, "schedule_time": "09:30", "timezone": "../etc/passwd"}, False),
+]
+
+
+@pytest.fixture(scope="module")
+def component_schemas() -> SchemaRegistry[Any]:
+    """The document's components, for JSON Schema validation of an argument object against one of them."""
+    document = openapi_document(registry, settings_for_test())
+    schemas: SchemaRegistry[Any] = SchemaRegistry().with_resource("urn:toolhost", DRAFT202012.create_resource(document))
+    return schemas
+
+
+@pytest.mark.parametrize(("tool_name", "arguments", "accepted"), CONSTRAINED_ARGUMENTS)
+def test_the_input_schema_takes_exactly_what_the_input_model_takes(
+    component_schemas: SchemaRegistry[Any], tool_name: str, arguments: dict[str, Any], accepted: bool
+) -> None:
+    spec = registry.get(tool_name)
+    assert spec is not None
+    validator = Draft202012Validator(
+        {"$ref": f"urn:toolhost#/components/schemas/{spec.input_model.__name__}"},
+        registry=component_schemas,
+        format_checker=Draft202012Validator.FORMAT_CHECKER,
+    )
+    try:
+        spec.input_model.model_validate(arguments)
+        model_takes = True
+    except ValidationError:
+        model_takes = False
+    assert (model_takes, validator.is_valid(arguments)) == (accepted, accepted)
 
 
 def test_two_different_models_of_one_name_are_refused_rather_than_given_names_that_shift() -> None:

@@ -19,6 +19,8 @@ Text = Annotated[str, StringConstraints(max_length=10_000)]
 ShortText = Annotated[str, StringConstraints(max_length=1_000)]
 Url = Annotated[str, StringConstraints(max_length=2_048, pattern=r"^[hH][tT][tT][pP][sS]?://\S+$")]
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+# A text with a character other than whitespace, in JSON Schema (unanchored): what a `value.strip()` check refuses.
+NOT_BLANK_PATTERN = r"\S"
 
 
 def _date_text(value: Any) -> Any:
@@ -90,5 +92,23 @@ def _check_edited_post(value: dict[str, Any]) -> dict[str, Any]:
     return check_record(value, 64 * 1024)
 
 
-Record = Annotated[dict[str, Any], AfterValidator(check_record)]
-SmallRecord = Annotated[dict[str, Any], AfterValidator(_check_edited_post)]
+def when_given(field: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """JSON Schema of an object that has `field`, matching `schema` (not null unless said): a cross-field rule's part.
+
+    An input model states the rules its validators check across fields in its `json_schema_extra` with these
+    (`allOf`, `anyOf`, `if`/`then`), so the OpenAPI document carries them.
+    """
+    return {"required": [field], "properties": {field: schema or {"not": {"type": "null"}}}}
+
+
+def _record_limits(max_bytes: int) -> dict[str, Any]:
+    # JSON Schema has no keyword for a serialized size or a nesting depth: extensions say them to tools that read them.
+    return {"x-max-serialized-bytes": max_bytes, "x-max-depth": RECORD_MAX_DEPTH}
+
+
+Record = Annotated[
+    dict[str, Any], AfterValidator(check_record), Field(json_schema_extra=_record_limits(RECORD_MAX_BYTES))
+]
+SmallRecord = Annotated[
+    dict[str, Any], AfterValidator(_check_edited_post), Field(json_schema_extra=_record_limits(64 * 1024))
+]

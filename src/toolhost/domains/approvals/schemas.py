@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from toolhost.platform.fields import ShortText, SmallRecord, TextFormat, UUIDStr
+from toolhost.platform.fields import ShortText, SmallRecord, TextFormat, UUIDStr, when_given
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 Decision = Literal["approved", "rejected", "edited"]
@@ -62,6 +62,13 @@ class CreatePlanApprovalsOut(ToolOutput):
 
 class RespondPlanApprovalIn(ToolInput):
     """A decision on one pending item."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": when_given("decision", {"const": "edited"}),
+            "then": when_given("edited_post", {"type": "object"}),
+        }
+    )
 
     approval_id: UUIDStr
     decision: Decision
