@@ -149,6 +149,8 @@ CONSTRAINED_ARGUMENTS: list[tuple[str, dict[str, Any], bool]] = [
     ("reply_to_comment", {"parent_id": "c1", "text": "thanks"}, True),
     ("schedule_post", {"platforms": ["twitter"], "media_urls": ["https://a.example/1.png"]}, False),
     ("schedule_post", {"platforms": ["twitter"], "media_urls": ["https://a.example/1.png"] * 2}, True),
+    ("schedule_post", {"platforms": ["twitter"], "account_ids": {"myspace": UUID}}, False),
+    ("schedule_post", {"platforms": ["twitter"], "account_ids": {"x": UUID, "twitter": UUID}}, True),
     ("quality_check_plan", {"plan": {"posts": [{"id": "1", "caption": "c", "platform": "myspace"}]}}, False),
     ("quality_check_plan", {"plan": {"posts": [{"id": "1", "caption": "c", "platform": "x"}]}}, True),
 ]

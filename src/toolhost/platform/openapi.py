@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document of /v1, generated from the registry.
 
 It describes what REST answers, body for body (platform/results.py, platform/rest.py): a success is the tool's
-`{Tool}Result`, whose structuredContent is the tool's output model; every error is an `ErrorResult`, at the
+`{Tool}ToolResult`, whose structuredContent is the tool's output model; every error is an `ErrorResult`, at the
 status of results.HTTP_STATUS, or at 200 for what a running handler reports. Every model keeps its class name
 as its component name and title, so generated clients get one class per model under the name the code uses.
 """
@@ -12,7 +12,7 @@ from importlib.metadata import version as package_version
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema
 
 from toolhost.config import Settings
@@ -39,11 +39,21 @@ def _reference(name: str) -> dict[str, str]:
 
 
 class _ToolSchemas(GenerateJsonSchema):
-    """Pydantic's schemas, with every field of a serialized model required: an output always carries them all.
+    """Pydantic's schemas, with what pydantic leaves out of them.
 
-    execute() renders an output with `model_dump()`, which writes every field, defaults included; a client may
-    rely on each one being there (None where the model allows it).
+    Every field of a serialized model is required: execute() renders an output with `model_dump()`, which writes
+    every field, defaults included, so a client may rely on each one being there (None where the model allows it).
+    A dict whose keys are a union of literals (schedule_post's account_ids) says which keys it takes.
     """
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        json_schema = super().dict_schema(schema)
+        if "propertyNames" in json_schema or "keys_schema" not in schema:
+            return json_schema
+        keys = {name: value for name, value in self.generate_inner(schema["keys_schema"]).items() if name != "title"}
+        if "anyOf" in keys or "enum" in keys or "const" in keys:
+            json_schema["propertyNames"] = keys
+        return json_schema
 
     def field_is_required(
         self,
@@ -156,7 +166,16 @@ def _result_components() -> dict[str, Any]:
         },
         "ToolListing": {
             "type": "object",
-            "required": ["name", "description", "module", "scope", "credits", "annotations", "input_schema"],
+            "required": [
+                "name",
+                "description",
+                "module",
+                "scope",
+                "credits",
+                "annotations",
+                "input_schema",
+                "output_schema",
+            ],
             "properties": {
                 "name": {"type": "string"},
                 "description": {"type": "string"},
