@@ -116,6 +116,11 @@ async def test_a_success_is_typed_by_the_output_model_and_an_error_by_the_error_
         for status, response in responses.items()
         if status != "200"
     )
+    # The headers an error always carries are declared, as the app sends them.
+    assert responses["401"]["headers"]["WWW-Authenticate"] == {"required": True, "schema": {"const": "Bearer"}}
+    assert responses["429"]["headers"]["Retry-After"]["required"] is True
+    unauthenticated = await client.post("/v1/tools/submit_content_plan_for_approval")
+    assert (unauthenticated.status_code, unauthenticated.headers["www-authenticate"]) == (401, "Bearer")
     # Every field of an output is always written, so a client may rely on each one.
     output = components["SubmitContentPlanForApprovalOut"]
     assert set(output["required"]) == set(output["properties"])

@@ -207,8 +207,24 @@ def _success_result(spec: ToolSpec, output_name: str) -> dict[str, Any]:
     }
 
 
-def _error_response(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": _reference("ErrorResult")}}}
+# The headers an error answer always carries, by status (platform/rest.py, execution.py).
+ERROR_HEADERS = {
+    "401": {"WWW-Authenticate": {"required": True, "schema": {"const": "Bearer"}}},
+    "429": {
+        "Retry-After": {
+            "required": True,
+            "description": "Seconds to wait before calling again.",
+            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        }
+    },
+}
+
+
+def _error_response(status: str, description: str) -> dict[str, Any]:
+    response = {"description": description, "content": {"application/json": {"schema": _reference("ErrorResult")}}}
+    if status in ERROR_HEADERS:
+        response["headers"] = ERROR_HEADERS[status]
+    return response
 
 
 def _body_required(spec: ToolSpec) -> bool:
@@ -232,7 +248,7 @@ def _operation(spec: ToolSpec, input_name: str, result_name: str, settings: Sett
         }
     }
     for status, description in ERROR_STATUSES.items():
-        responses[status] = _error_response(description)
+        responses[status] = _error_response(status, description)
     credits = spec.base_credits if spec.base_credits is not None else "variable"
     operation: dict[str, Any] = {
         "operationId": spec.name,
@@ -276,9 +292,9 @@ def _list_tools_operation() -> dict[str, Any]:
                 "description": "The tools, each with its schemas.",
                 "content": {"application/json": {"schema": {"type": "array", "items": _reference("ToolListing")}}},
             },
-            "400": _error_response("validation_error: an unknown scope value"),
-            "401": _error_response(ERROR_STATUSES["401"]),
-            "429": _error_response("rate_limited: too many calls without a valid credential from this address"),
+            "400": _error_response("400", "validation_error: an unknown scope value"),
+            "401": _error_response("401", ERROR_STATUSES["401"]),
+            "429": _error_response("429", "rate_limited: too many calls without a valid credential from this address"),
         },
     }
 
