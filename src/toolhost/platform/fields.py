@@ -7,6 +7,7 @@ import math
 import re
 from datetime import date
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
@@ -17,7 +18,20 @@ RECORD_MAX_DEPTH = 32
 UUIDStr = Annotated[str, StringConstraints(pattern=UUID_REGEX), Field(description="UUID (8-4-4-4-12 hex)")]
 Text = Annotated[str, StringConstraints(max_length=10_000)]
 ShortText = Annotated[str, StringConstraints(max_length=1_000)]
-Url = Annotated[str, StringConstraints(max_length=2_048, pattern=r"^[hH][tT][tT][pP][sS]?://\S+$")]
+# http(s), no whitespace, and no square bracket in the host part but around one IP literal: what urlsplit parses.
+URL_PATTERN = r"^[hH][tT][tT][pP][sS]?://[^\s/?#\[\]]*(\[[0-9A-Fa-f:.]+\][^\s/?#\[\]]*)?([/?#]\S*)?$"
+
+
+def _splits(value: str) -> str:
+    # The pattern lets "[1.2.3]" through; urlsplit, which every service reading a URL calls, refuses it.
+    try:
+        urlsplit(value)
+    except ValueError as error:
+        raise ValueError(f"not a valid URL: {error}") from None
+    return value
+
+
+Url = Annotated[str, StringConstraints(max_length=2_048, pattern=URL_PATTERN), AfterValidator(_splits)]
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 # A text with a character other than whitespace, in JSON Schema (unanchored): what a `value.strip()` check refuses.
 NOT_BLANK_PATTERN = r"\S"
