@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 from sqlalchemy import func, select, update
 
 from tests.conftest import Tenant, TenantFactory
@@ -334,6 +335,25 @@ async def test_an_unexpected_failure_is_a_500_without_internals(tenant: Tenant, 
     assert error["error_type"] == "server_error"
     assert "SELECT" not in response.text and "boom" not in response.text
     assert error["request_id"] in error["message"]
+
+
+async def test_a_failure_before_execute_is_the_documented_500_not_plain_text(
+    tenant: Tenant, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def unreachable(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("could not reach the credential store at 10.0.0.7")
+
+    monkeypatch.setattr(platform.authenticator, "authenticate", unreachable)
+    for response in (
+        await tenant.call("get_credit_balance"),
+        await tenant.client.get("/v1/tools", headers=tenant.headers),
+    ):
+        assert response.status_code == 500
+        assert response.headers["content-type"] == "application/json"
+        body = response.json()
+        assert body["isError"] is True and body["structuredContent"] == {"error": body["error"]}
+        assert body["error"]["error_type"] == "server_error" and body["error"]["request_id"] in body["error"]["message"]
+        assert "10.0.0.7" not in response.text
 
 
 async def test_every_call_is_recorded_including_failures(tenant: Tenant, platform: Platform) -> None:

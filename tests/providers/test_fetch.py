@@ -115,6 +115,8 @@ HOSTILE_RULE_URLS = [
     ("http://public.example:99999/", "port is not valid"),
     ("http://public.example\\@127.0.0.1/", "backslashes"),
     ("http://nowhere.example/", "does not resolve"),
+    ("http://public.example]/", "URL is not valid"),
+    ("http://[public.example]/", "URL is not valid"),
     ("http://empty.example/", "does not resolve"),
 ]
 

@@ -7,6 +7,7 @@ import math
 import re
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StringConstraints, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
@@ -20,8 +21,23 @@ RECORD_MAX_DEPTH = 32
 UUIDStr = Annotated[str, StringConstraints(pattern=UUID_REGEX), Field(description="UUID (8-4-4-4-12 hex)")]
 Text = Annotated[str, StringConstraints(max_length=10_000)]
 ShortText = Annotated[str, StringConstraints(max_length=1_000)]
-Url = Annotated[str, StringConstraints(max_length=2_048, pattern=r"^[hH][tT][tT][pP][sS]?://\S+$")]
+# http(s), no whitespace, and no square bracket in the host part but around one IP literal: what urlsplit parses.
+URL_PATTERN = r"^[hH][tT][tT][pP][sS]?://[^\s/?#\[\]]*(\[[0-9A-Fa-f:.]+\][^\s/?#\[\]]*)?([/?#]\S*)?$"
+
+
+def _splits(value: str) -> str:
+    # The pattern lets "[1.2.3]" through; urlsplit, which every service reading a URL calls, refuses it.
+    try:
+        urlsplit(value)
+    except ValueError as error:
+        raise ValueError(f"not a valid URL: {error}") from None
+    return value
+
+
+Url = Annotated[str, StringConstraints(max_length=2_048, pattern=URL_PATTERN), AfterValidator(_splits)]
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+# A text with a character other than whitespace, in JSON Schema (unanchored): what a `value.strip()` check refuses.
+NOT_BLANK_PATTERN = r"\S"
 
 
 def _date_text(value: Any) -> Any:
@@ -126,4 +142,27 @@ def check_record(value: dict[str, Any], max_bytes: int = RECORD_MAX_BYTES) -> di
     return value
 
 
-Record = Annotated[dict[str, Any], AfterValidator(check_record)]
+def _check_edited_post(value: dict[str, Any]) -> dict[str, Any]:
+    return check_record(value, 64 * 1024)
+
+
+def when_given(field: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """JSON Schema of an object that has `field`, matching `schema` (not null unless said): a cross-field rule's part.
+
+    An input model states the rules its validators check across fields in its `json_schema_extra` with these
+    (`allOf`, `anyOf`, `if`/`then`), so the OpenAPI document carries them.
+    """
+    return {"required": [field], "properties": {field: schema or {"not": {"type": "null"}}}}
+
+
+def _record_limits(max_bytes: int) -> dict[str, Any]:
+    # JSON Schema has no keyword for a serialized size or a nesting depth: extensions say them to tools that read them.
+    return {"x-max-serialized-bytes": max_bytes, "x-max-depth": RECORD_MAX_DEPTH}
+
+
+Record = Annotated[
+    dict[str, Any], AfterValidator(check_record), Field(json_schema_extra=_record_limits(RECORD_MAX_BYTES))
+]
+SmallRecord = Annotated[
+    dict[str, Any], AfterValidator(_check_edited_post), Field(json_schema_extra=_record_limits(64 * 1024))
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from typing import Any
 
 from starlette.requests import Request
@@ -15,8 +16,17 @@ from toolhost.platform.auth import presented_credential, token_audience
 from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution, new_request_id
 from toolhost.platform.openapi import openapi_document
-from toolhost.platform.results import ToolError, Unauthenticated, ValidationFailed, compact_json, error_result
+from toolhost.platform.results import (
+    ServerFailed,
+    ToolError,
+    Unauthenticated,
+    ValidationFailed,
+    compact_json,
+    error_result,
+)
 from toolhost.platform.runtime import Platform
+
+logger = logging.getLogger("toolhost.rest")
 
 AUTHENTICATED_BODY_LIMIT = 16 * 1024 * 1024
 ANONYMOUS_BODY_LIMIT = 100 * 1024
@@ -70,6 +80,15 @@ async def _person(platform: Platform, request: Request, presented_csrf: str, run
         raise Unauthenticated("not signed in, or the page's CSRF token does not belong to this sign-in")
     principal = await platform.authenticator.authenticate_session(token)
     return dataclasses.replace(principal, run_id=run_id, client_ip=client_ip(request))
+
+
+def unexpected_failure(request_id: str) -> ServerFailed:
+    """What a route answers for an exception outside execute() (the store behind authentication failing, say).
+
+    The same server_error body as execute()'s, so /v1 answers its document's ErrorResult, never a plain-text 500.
+    """
+    logger.exception("request failed unexpectedly [%s]", request_id)
+    return ServerFailed(f"internal error; quote request id {request_id} when reporting it")
 
 
 def error_response(error: ToolError, request_id: str | None = None) -> JSONResponse:
@@ -150,6 +169,7 @@ def rest_routes(platform: Platform) -> list[BaseRoute]:
     resource = token_audience(platform.settings)
 
     async def list_tools(request: Request) -> Response:
+        request_id = new_request_id()
         try:
             principal = await authenticate(platform, request, resource=resource, people=True)
             wanted_scope = request.query_params.get("scope")
@@ -163,7 +183,9 @@ def rest_routes(platform: Platform) -> list[BaseRoute]:
                         field_errors=[{"path": "scope", "message": "unknown scope"}],
                     ) from None
         except ToolError as error:
-            return error_response(error)
+            return error_response(error, request_id)
+        except Exception:
+            return error_response(unexpected_failure(request_id), request_id)
         module = request.query_params.get("module")
         query = (request.query_params.get("q") or "").lower()
         listing = [
@@ -183,6 +205,8 @@ def rest_routes(platform: Platform) -> list[BaseRoute]:
             arguments = await read_json_body(request, AUTHENTICATED_BODY_LIMIT)
         except ToolError as error:
             return error_response(error, request_id)
+        except Exception:
+            return error_response(unexpected_failure(request_id), request_id)
         execution = await platform.executor.execute(
             request.path_params["name"], arguments, principal, transport="rest", request_id=request_id
         )

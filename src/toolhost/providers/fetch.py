@@ -269,7 +269,11 @@ class Fetcher:
             raise ValidationFailed("URL must be 1 to 2,048 characters")
         if any(character.isspace() or ord(character) < 0x20 or character == "\\" for character in url):
             raise ValidationFailed("URL contains whitespace, control characters or backslashes")
-        split = urlsplit(url.translate(UNICODE_DOTS))
+        try:
+            split = urlsplit(url.translate(UNICODE_DOTS))
+        except ValueError as error:
+            # A bracket out of place in the host ("a]b", "[a]"): from an argument or a redirect alike.
+            raise ValidationFailed("URL is not valid") from error
         scheme = split.scheme.lower()
         if scheme not in ("http", "https"):
             raise ValidationFailed("only http and https URLs can be fetched")

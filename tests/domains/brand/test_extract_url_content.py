@@ -32,3 +32,11 @@ async def test_transcripts_need_a_video_url_and_private_urls_are_refused(tenant:
     assert response.json()["structuredContent"]["error"]["error_type"] == "validation_error"
     refused = await tenant.call("extract_url_content", {"url": "http://169.254.169.254/latest/meta-data/"})
     assert refused.json()["structuredContent"]["error"]["message"] == "URL resolves to a private or internal address"
+
+
+async def test_a_url_that_does_not_parse_is_a_validation_error_naming_it(tenant: Tenant) -> None:
+    # "]" in the host made urlsplit raise inside the handler: a 500 (found by schemathesis).
+    for url in ("HttP://z]FQ_na", "https://[1.2.3]/feed"):
+        response = await tenant.call("extract_url_content", {"url": url})
+        assert response.status_code == 400
+        assert [error["path"] for error in response.json()["error"]["field_errors"]] == ["url"]

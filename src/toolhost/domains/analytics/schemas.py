@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from toolhost.platform.fields import CalendarDate, SocialPlatform, TextFormat, UUIDStr
+from toolhost.platform.fields import CalendarDate, SocialPlatform, TextFormat, UUIDStr, when_given
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 InsightType = Literal["top_hooks", "optimal_timing", "best_models", "competitor_patterns"]
@@ -85,9 +85,14 @@ class RefreshPlatformAnalyticsOut(ToolOutput):
 
 
 class FetchYoutubeAnalyticsIn(ToolInput):
+    model_config = ConfigDict(
+        json_schema_extra={"if": when_given("action", {"const": "video"}), "then": when_given("video_id")}
+    )
+
     action: Literal["channel", "daily", "video", "topVideos"]
     start_date: CalendarDate
-    end_date: CalendarDate
+    # JSON Schema cannot compare two fields: the order of the dates is said in words.
+    end_date: CalendarDate = Field(description="YYYY-MM-DD, not before start_date")
     video_id: Annotated[str, Field(min_length=1, max_length=100)] | None = None
     max_results: Annotated[int, Field(ge=1, le=50)] = 10
     connected_account_id: UUIDStr | None = None
@@ -200,14 +205,14 @@ class DigestMetrics(BaseModel):
     posts_with_metrics: int = Field(description="(ext) posts of the period that have at least one snapshot")
 
 
-class Trend(BaseModel):
+class TrendChange(BaseModel):
     direction: Literal["up", "down", "flat"]
     change_pct: float
 
 
 class Trends(BaseModel):
-    views: Trend
-    engagement: Trend
+    views: TrendChange
+    engagement: TrendChange
 
 
 class WinningPatterns(BaseModel):

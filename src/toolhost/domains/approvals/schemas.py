@@ -7,7 +7,14 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
 from toolhost.domains.planning.schemas import PlanPostFields
-from toolhost.platform.fields import DateTimeWithOffset, ShortText, TextFormat, UUIDStr, check_record
+from toolhost.platform.fields import (
+    DateTimeWithOffset,
+    ShortText,
+    TextFormat,
+    UUIDStr,
+    check_record,
+    when_given,
+)
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 EDITED_POST_MAX_BYTES = 64 * 1024
@@ -73,6 +80,13 @@ class CreatePlanApprovalsOut(ToolOutput):
 
 class RespondPlanApprovalIn(ToolInput):
     """A decision on one pending item."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": when_given("decision", {"const": "edited"}),
+            "then": when_given("edited_post", {"type": "object"}),
+        }
+    )
 
     approval_id: UUIDStr
     decision: Decision

@@ -11,6 +11,8 @@ from toolhost.domains.autopilot import schedule
 from toolhost.platform.fields import Confirm, Record, SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
+# The shape of an IANA name (Area/Location, UTC, Etc/GMT+5); which names exist is zoneinfo's to say.
+TIMEZONE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$"
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 ApprovalMode = Literal["auto", "review_all", "review_low_confidence"]
 
@@ -31,11 +33,21 @@ def _budget(value: float | None) -> float | None:
     return value
 
 
+# The validators word their own refusals; the schema carries what they check as far as JSON Schema can say it.
 ScheduleTime = Annotated[
-    str, StringConstraints(min_length=1, max_length=5), AfterValidator(_time), Field(description="HH:MM, 24 h")
+    str,
+    StringConstraints(min_length=1, max_length=5),
+    AfterValidator(_time),
+    Field(description="HH:MM, 24 h", json_schema_extra={"pattern": schedule.TIME_PATTERN.pattern}),
 ]
 Timezone = Annotated[
-    str, StringConstraints(min_length=1, max_length=64), AfterValidator(_timezone), Field(description="IANA name")
+    str,
+    StringConstraints(min_length=1, max_length=64),
+    AfterValidator(_timezone),
+    Field(
+        description="An IANA timezone name that this server's zoneinfo knows, such as UTC or Europe/Paris",
+        json_schema_extra={"pattern": TIMEZONE_NAME_PATTERN, "examples": ["UTC", "Europe/Paris"]},
+    ),
 ]
 ScheduleDays = Annotated[list[Weekday], Field(min_length=1, max_length=7)]
 Budget = Annotated[float | None, Field(ge=0), AfterValidator(_budget)]

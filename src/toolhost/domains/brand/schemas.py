@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
-from toolhost.platform.fields import Record, SocialPlatform, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import Record, SocialPlatform, TextFormat, Url, UUIDStr, when_given
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 ExtractionMethod = Literal["manual", "url_extract", "business_profiler", "product_showcase"]
@@ -16,6 +16,14 @@ ListItem = Annotated[str, StringConstraints(max_length=1_000)]
 
 class ExtractBrandIn(ToolInput):
     """Exactly one of url, html or text."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {"oneOf": [when_given(name, {"type": "string", "minLength": 1}) for name in ("url", "html", "text")]}
+            ]
+        }
+    )
 
     url: Annotated[str, StringConstraints(min_length=1, max_length=2_048)] | None = Field(
         default=None, description="A full URL, or platform:handle (instagram:acme, tiktok:acme, x:acme, ...)"

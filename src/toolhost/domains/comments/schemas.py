@@ -6,11 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from toolhost.platform.fields import SocialPlatform, TextFormat, UUIDStr
+from toolhost.platform.fields import NOT_BLANK_PATTERN, SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 # A platform's id of a post or comment: YouTube video and comment ids, Mastodon status ids, Bluesky AT-URIs.
-PlatformId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1_000)]
+PlatformId = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=1_000),
+    Field(json_schema_extra={"pattern": NOT_BLANK_PATTERN}),
+]
 PageToken = Annotated[str, StringConstraints(min_length=1, max_length=1_000)]
 
 
@@ -20,7 +24,12 @@ def _not_blank(value: str) -> str:
     return value
 
 
-CommentText = Annotated[str, StringConstraints(min_length=1, max_length=10_000), AfterValidator(_not_blank)]
+CommentText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=10_000),
+    AfterValidator(_not_blank),
+    Field(json_schema_extra={"pattern": NOT_BLANK_PATTERN}),
+]
 
 
 class AccountArguments(ToolInput):

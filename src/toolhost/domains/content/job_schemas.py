@@ -57,7 +57,11 @@ class GenerateImageOut(ToolOutput):
 class CheckStatusIn(ToolInput):
     """The job to read."""
 
-    job_id: str = Field(description="The job id returned by the tool that queued it.")
+    # Checked by _job_id_format for the reference service's message; the schema carries the same pattern.
+    job_id: str = Field(
+        description="The job id returned by the tool that queued it.",
+        json_schema_extra={"pattern": JOB_ID_PATTERN.pattern},
+    )
     response_format: TextFormat = "text"
 
     @field_validator("job_id", mode="before")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from toolhost.platform.fields import (
     Confirm,
@@ -23,12 +23,6 @@ from toolhost.platform.registry import ToolInput, ToolOutput
 MediaKey = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 IdempotencyKey = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{8,128}$")]
 Hashtag = Annotated[str, StringConstraints(max_length=1_000)]
-
-
-def _two_to_ten(value: list[Any]) -> list[Any]:
-    if not 2 <= len(value) <= 10:
-        raise ValueError("needs 2 to 10 items")
-    return value
 
 
 class _Options(BaseModel):
@@ -111,13 +105,13 @@ class PlatformMetadata(_Options):
 
 class SchedulePostIn(ToolInput):
     media_url: Url | None = None
-    media_urls: Annotated[list[Url], AfterValidator(_two_to_ten)] | None = None
+    media_urls: Annotated[list[Url], Field(min_length=2, max_length=10)] | None = None
     r2_key: MediaKey | None = None
-    r2_keys: Annotated[list[MediaKey], AfterValidator(_two_to_ten)] | None = None
+    r2_keys: Annotated[list[MediaKey], Field(min_length=2, max_length=10)] | None = None
     job_id: Annotated[str, StringConstraints(max_length=64)] | None = None
-    job_ids: Annotated[list[Annotated[str, StringConstraints(max_length=64)]], AfterValidator(_two_to_ten)] | None = (
-        None
-    )
+    job_ids: (
+        Annotated[list[Annotated[str, StringConstraints(max_length=64)]], Field(min_length=2, max_length=10)] | None
+    ) = None
     media_type: Literal["IMAGE", "VIDEO", "CAROUSEL_ALBUM"] | None = None
     caption: Text | None = None
     title: Annotated[str, StringConstraints(max_length=300)] | None = None
@@ -342,7 +336,7 @@ class FindNextSlotsOut(ToolOutput):
         )
 
 
-class PlanPostIn(BaseModel):
+class InlinePlanPost(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     id: Annotated[str, StringConstraints(max_length=200)] | None = None
@@ -360,7 +354,7 @@ class InlinePlan(BaseModel):
 
     project_id: UUIDStr | None = None
     account_ids: dict[str, UUIDStr] | None = None
-    posts: Annotated[list[PlanPostIn], Field(max_length=500)] = []
+    posts: Annotated[list[InlinePlanPost], Field(max_length=500)] = []
 
 
 class ScheduleContentPlanIn(ToolInput):

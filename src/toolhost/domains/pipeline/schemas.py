@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
-from toolhost.platform.fields import SocialPlatform, Text, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import NOT_BLANK_PATTERN, SocialPlatform, Text, TextFormat, Url, UUIDStr, when_given
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 Stage = Literal["research", "quality", "schedule"]
@@ -40,8 +40,34 @@ class CheckPipelineReadinessOut(ToolOutput):
         return "\n".join(lines)
 
 
+_DRY_RUN = when_given("dry_run", {"const": True})
+_SKIPS_SCHEDULING = when_given("skip_stages", {"contains": {"const": "schedule"}})
+
+
 class RunContentPipelineIn(ToolInput):
     """One run: research, plan, quality gate, approvals and (when confirmed) scheduling."""
+
+    # The rules of the validators below, in JSON Schema.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "anyOf": [
+                        when_given("source_url", {"type": "string"}),
+                        when_given("topic", {"type": "string", "pattern": NOT_BLANK_PATTERN}),
+                    ]
+                },
+                {"anyOf": [_DRY_RUN, _SKIPS_SCHEDULING, when_given("schedule_confirmed", {"const": True})]},
+                {
+                    "anyOf": [
+                        _DRY_RUN,
+                        _SKIPS_SCHEDULING,
+                        {"not": when_given("skip_stages", {"contains": {"const": "quality"}})},
+                    ]
+                },
+            ]
+        }
+    )
 
     project_id: UUIDStr | None = None
     topic: Text | None = None

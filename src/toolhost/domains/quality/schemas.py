@@ -11,6 +11,10 @@ from toolhost.platform.registry import ToolInput, ToolOutput
 from toolhost.providers import platforms as social_platforms
 
 Threshold = Annotated[float, Field(ge=0, le=35)]
+# What PlanPostIn.platform accepts, as the schema lists it (lower case): the nine platforms and their aliases.
+PLATFORM_NAMES = sorted(
+    {*SOCIAL_PLATFORMS, *(alias for rules in social_platforms.RULES.values() for alias in rules.aliases)}
+)
 
 
 class QualityCheckIn(ToolInput):
@@ -63,7 +67,10 @@ class PlanPostIn(ToolInput):
     id: Annotated[str, StringConstraints(max_length=1_000)]
     caption: Text
     title: Text | None = None
-    platform: Annotated[str, StringConstraints(max_length=40)]
+    platform: Annotated[str, StringConstraints(max_length=40)] = Field(
+        description="A platform name, in any case; x means twitter",
+        json_schema_extra={"enum": [*PLATFORM_NAMES]},
+    )
 
     @field_validator("platform")
     @classmethod
