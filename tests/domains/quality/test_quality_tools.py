@@ -30,7 +30,7 @@ async def test_generated_posts_pass_quality_and_brand_consistency_on_the_brand(t
         checked = await tenant.data("quality_check", {"caption": generated["text"], "platforms": [platform]})
         brand = next(item for item in checked["categories"] if item["name"] == "Brand Alignment")
         assert "brand consistency" in brand["detail"].lower()
-        assert checked["passed"], checked
+        assert checked["passed"], (generated["text"], checked["blockers"], checked["categories"])
         consistency = await tenant.data("check_brand_consistency", {"content": generated["text"]})
         assert consistency["passed"], consistency
 
