@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tests.providers.text.brands import BRANDS, runtime_of
 
+from toolhost.domains.quality.scoring import PostInput, score_post
 from toolhost.providers.platforms import RULES
 from toolhost.providers.text.base import (
     HOOK_FAMILIES,
@@ -115,6 +116,14 @@ def test_the_request_is_never_pasted_into_the_post(name: str, prompt: str) -> No
     if first in {"announce", "explain", "share", "tell", "invite", "introduce", "give", "remind", "ask", "write"}:
         assert f"{first} {second}" not in text, text
     assert "write a" not in text and "linkedin post" not in text
+
+
+@pytest.mark.parametrize("platform", ["linkedin", "twitter", "instagram"])
+@pytest.mark.parametrize(("name", "prompt"), CASES)
+def test_written_posts_pass_the_quality_gate(name: str, prompt: str, platform: str) -> None:
+    text = caption(prompt, platform, brand=_brand(name))
+    result = score_post(PostInput(caption=text, platforms=(platform,)))
+    assert result.passed, (text, result.blockers)
 
 
 def test_a_coffee_roaster_is_not_written_as_a_software_business() -> None:

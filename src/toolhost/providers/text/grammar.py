@@ -58,15 +58,15 @@ HAVE_FORMS = {"have": "pl", "has": "3s", "had": "past"}
 DO_FORMS = {"do": "pl", "does": "3s", "did": "past"}
 CONTRACTED_FINITE = ("'s", "'re", "'m", "'ve", "'ll", "'d", "n't")
 # Words that end a sentence only when it was cut: articles, prepositions, conjunctions, auxiliaries.
+# Words a sentence is never left on unless it was cut: articles, possessives, conjunctions, "to", subject
+# pronouns, and the prepositions that are not commonly left at the end ("what we are proud of" is English).
 DANGLING = (
-    DETERMINERS - {"that", "this", "these", "those", "all", "both", "few", "many", "several", "most", "much", "some"}
-) | (PREPOSITIONS - {"in", "on", "up", "down", "out", "off", "over", "by", "about", "past", "since", "through"})
-DANGLING |= COORDINATORS - {"so", "yet"}
-DANGLING |= word_set(
-    """
-        to because although whereas unless whether is are was were has have had can could will would should
-        must the
-        """
+    (DETERMINERS - word_set("that this these those all both few many several most much some any no either neither"))
+    | POSSESSIVES
+    | COORDINATORS - {"so", "yet"}
+    | word_set("to because although though whereas unless whether we i they he she")
+    | PREPOSITIONS
+    - word_set("in on up down out off over by about past since through of to for at from with like inside outside")
 )
 
 # Base forms of common verbs. Irregular past and participle forms are listed below; the rest inflect by rule.
