@@ -209,7 +209,10 @@ class BuiltinTextProvider:
         stems = draft.stems
         sections: list[tuple[str, list[str]]] = []
         given = [phrasing.detail_sentence(detail, request.subject) for detail in request.details]
-        if request.statement or any(given):
+        statement = phrasing.sentence(request.statement) if request.statement else ""
+        if statement and phrasing.overlaps(statement, hook):
+            statement = ""
+        if statement or any(given):
             sections.append(
                 (
                     "What is new" if request.action == "announce" else "The short version",
@@ -245,10 +248,16 @@ class BuiltinTextProvider:
                 ),
             )
         parts = [f"# {title}", hook]
+        said = [hook]
         for heading, texts in sections:
-            parts += [f"## {heading}", " ".join(texts)]
+            # Brands often say one thing twice (a value proposition and a proof point); the post says it once.
+            fresh = [text for text in texts if not any(phrasing.overlaps(text, other) for other in said)]
+            said += fresh
+            if fresh:
+                parts += [f"## {heading}", " ".join(fresh)]
         cta = phrasing.call_to_action(request, draft.sector, None, rng) or request.question
-        summary = values[0].text if values else ""
+        goals = phrasing.relevant(draft.facts, stems, sources=("goal",), limit=1)
+        summary = goals[0].text if goals and not any(goals[0].text in text for _, text in sections) else ""
         parts += ["## In short", " ".join(part for part in (summary, cta) if part)]
         return "\n\n".join(parts)
 
@@ -299,8 +308,15 @@ class BuiltinTextProvider:
         hook = phrasing.hook(draft.brief, draft.brand, None, draft.facts, rng)
         middle_count = request.scenes - 2
         beats = [beat for beat in body(draft, hook, rng, middle_count) if len(beat) <= 160]
-        if len(beats) < middle_count:
-            beats += phrasing.steps(draft.brief, draft.brand, middle_count - len(beats))
+        spare = [fact.text for fact in draft.facts if len(fact.text) <= 160]
+        if draft.brief.action == "tips":
+            spare = phrasing.steps(draft.brief, draft.brand, middle_count) + spare
+        # A storyboard needs a beat for every scene: the brand's other facts fill in, never a repeat.
+        for candidate in [*spare, *phrasing.steps(draft.brief, draft.brand, middle_count)]:
+            if len(beats) >= middle_count:
+                break
+            if not any(phrasing.overlaps(candidate, other) for other in [hook, *beats]):
+                beats.append(candidate)
         beats = beats[:middle_count]
         while len(beats) < middle_count:
             beats.append(beats[-1] if beats else hook)

@@ -45,8 +45,9 @@ def _emphasis(text: str) -> list[str]:
     return sorted(words, key=lambda word: (-bool(FIGURE.search(word)), -len(word)))[:2]
 
 
-def _points(draft: Draft, rng: random.Random) -> list[tuple[str, str]]:
-    """(source, sentence) pairs on the topic: what the prompt said, then the brand's facts that bear on it."""
+def _points(draft: Draft, hook: str) -> list[tuple[str, str]]:
+    """(source, sentence) pairs on the topic: what the prompt said, then the brand's facts that bear on it;
+    nothing the hook already says."""
     request = draft.brief
     points: list[tuple[str, str]] = []
     if request.statement:
@@ -62,14 +63,17 @@ def _points(draft: Draft, rng: random.Random) -> list[tuple[str, str]]:
         points.append(("step", step))
     unique: list[tuple[str, str]] = []
     for source, text in points:
-        if not any(phrasing.overlaps(text, other) for _, other in unique):
+        if not phrasing.overlaps(text, hook) and not any(phrasing.overlaps(text, other) for _, other in unique):
             unique.append((source, text))
     return unique
 
 
-def _middle(request: CarouselRequest, draft: Draft, count: int, rng: random.Random) -> list[dict[str, Any]]:
+MYTH_FRAMES = ("{pain}, and nothing can change that", "{pain}, and that is just how it is", "{pain}, whatever you do")
+
+
+def _middle(request: CarouselRequest, draft: Draft, hook: str, count: int) -> list[dict[str, Any]]:
     template = request.template_id
-    points = _points(draft, rng)
+    points = _points(draft, hook)
     by_source = {source: [text for kind, text in points if kind == source] for source in LABELS}
     if template == "step-by-step":
         steps = phrasing.steps(draft.brief, draft.brand, count)
@@ -77,31 +81,28 @@ def _middle(request: CarouselRequest, draft: Draft, count: int, rng: random.Rand
             {"headline": f"Step {number}", "body": _body(step), "emphasisWords": _emphasis(step)}
             for number, step in enumerate(steps, start=1)
         ]
-    if template == "myth-vs-reality":
+    if template in ("myth-vs-reality", "before-after"):
+        # Pairs while the brand has pains to set against its answers; the rest are the topic's other points.
+        pains = by_source["pain"]
+        answers = (
+            (by_source["value"] + by_source["proof"] + by_source["step"])
+            if template == "myth-vs-reality"
+            else (by_source["goal"] + by_source["value"] + by_source["step"])
+        )
+        first, second = ("Myth", "Reality") if template == "myth-vs-reality" else ("Before", "After")
         slides: list[dict[str, Any]] = []
-        pains = by_source["pain"] or [
-            phrasing.sentence(f"{phrasing.clause(draft.brief.topic)} takes more time than it saves")
-        ]
-        realities = by_source["value"] + by_source["proof"] + by_source["step"]
-        for index in range(count):
-            if index % 2 == 0:
-                pain = phrasing.clause(pains[(index // 2) % len(pains)])
-                slides.append(
-                    {"headline": "Myth", "body": _body(phrasing.sentence(f"{pain}, and nothing can change that"))}
-                )
-            else:
-                reality = realities[(index // 2) % len(realities)]
-                slides.append({"headline": "Reality", "body": _body(reality), "emphasisWords": _emphasis(reality)})
+        used: list[str] = []
+        for pair in range(min(len(pains), len(answers), count // 2)):
+            pain = pains[pair]
+            if template == "myth-vs-reality":
+                pain = phrasing.sentence(MYTH_FRAMES[pair % len(MYTH_FRAMES)].format(pain=phrasing.clause(pain)))
+            slides.append({"headline": first, "body": _body(pain)})
+            slides.append({"headline": second, "body": _body(answers[pair]), "emphasisWords": _emphasis(answers[pair])})
+            used += [pains[pair], answers[pair]]
+        rest = [(source, text) for source, text in points if text not in used]
+        for source, text in rest[: count - len(slides)]:
+            slides.append({"headline": LABELS[source], "body": _body(text)})
         return slides
-    if template == "before-after":
-        before = by_source["pain"] or [phrasing.sentence(f"{phrasing.clause(draft.brief.topic)} took too long")]
-        after = by_source["goal"] + by_source["value"] or by_source["step"]
-        return [
-            {"headline": "Before", "body": _body(before[(index // 2) % len(before)])}
-            if index % 2 == 0
-            else {"headline": "After", "body": _body(after[(index // 2) % len(after)])}
-            for index in range(count)
-        ]
     if template == "data-stats":
         figures = [text for _, text in points if FIGURE.search(text)]
         figures += [
@@ -155,7 +156,7 @@ def build(request: CarouselRequest, draft: Draft, hook: str, rng: random.Random)
             if len(rest) <= SUBHEADLINE_CHARS:
                 first["subheadline"] = rest
     first["emphasisWords"] = _emphasis(first["headline"])
-    middle = _middle(request, draft, request.slide_count - 2, rng)
+    middle = _middle(request, draft, hook, request.slide_count - 2)
     cta_text = clip(
         request.cta_text
         or ("Follow for more" if request.platform in {"instagram", "tiktok"} else "Save and share this"),

@@ -168,8 +168,13 @@ def hashtags_for(topic: str, brand: BrandContext, rules: PlatformRules, platform
         for first, second in zip(nouns, nouns[1:], strict=False)
         if re.search(rf"(?<![\w-]){first} {second}\b", lowered) and "-" not in first + second
     ]
-    candidates += [hashtag(pair) for pair in pairs[:2]]
-    covered = {word for pair in pairs[:2] for word in pair.split()}
+    covered = {word.lower() for tag in candidates if tag for word in re.findall(r"[A-Z][a-z0-9]*", tag)}
+    fresh_pairs: list[str] = []
+    for pair in pairs:
+        if not set(pair.split()) & covered and len(fresh_pairs) < 2:
+            fresh_pairs.append(pair)
+            covered |= set(pair.split())
+    candidates += [hashtag(pair) for pair in fresh_pairs]
     candidates += [hashtag(word) for word in nouns[:3] if word not in covered]
     candidates += [hashtag(term) for term in brand.preferred_terms]
     candidates += [hashtag(name) for name, _ in brand.content_pillars]

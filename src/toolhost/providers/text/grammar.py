@@ -523,6 +523,8 @@ def phrase_kind(phrase: str) -> PhraseKind:
         return "participle" if second in PREPOSITIONS or second == "to" or second[:1].isdigit() else "noun_phrase"
     if first_tags == {"VBG"}:
         return "gerund"
+    if "-" in first and first.endswith("ed") and (second in PREPOSITIONS or not second):
+        return "participle"  # "dermatologist-tested on 120 volunteers"
     if "VB" in first_tags and (
         second in DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS | PREPOSITIONS or second in ("outside", "more")
     ):

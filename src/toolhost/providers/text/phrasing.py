@@ -39,9 +39,12 @@ def sector_of(brand: BrandContext) -> Sector:
 
 def lower_first(text: str) -> str:
     """The text with its first letter lower-cased, unless the first word is a name or an acronym."""
-    first = text.split(" ", 1)[0] if text else ""
-    if not first or first[1:2].isupper() or any(letter.isupper() for letter in first[1:]) or first in ("I",):
+    words = text.split(" ", 2) if text else []
+    first = words[0] if words else ""
+    if not first or any(letter.isupper() for letter in first[1:]) or first in ("I",):
         return text
+    if len(words) > 1 and words[1][:1].isupper():
+        return text  # "Levain Street Bakery": a name of more than one word keeps its capitals
     if first.lower() in _PROPER_STARTS:
         return text
     return text[0].lower() + text[1:]
@@ -93,7 +96,7 @@ def with_article(noun_phrase: str) -> str:
     words = noun_phrase.split()
     if not words or words[0].lower() in grammar.DETERMINERS | grammar.POSSESSIVES or words[0][:1].isdigit():
         return noun_phrase
-    head_words = re.split(r"\s+(?:that|which|who|with|from|for|in|on|of|at|to|by|worth)\s+", noun_phrase)[0].split()
+    head_words = re.split(r",|\s+(?:that|which|who|with|from|for|in|on|of|at|to|by|worth)\s+", noun_phrase)[0].split()
     head = head_words[-1].lower().strip(",")
     if (
         is_plural(noun_phrase)
@@ -132,7 +135,13 @@ def _fact(text: str, source: str) -> Fact | None:
     return Fact(text=text, source=source, stems=frozenset(analysis.content_stems(text)))
 
 
-NOUN_PHRASE_FRAMES = ("With {name}, you get {phrase}", "{name} gives you {phrase}", "You can count on {phrase}")
+NOUN_PHRASE_FRAMES = (
+    "With {name}, you get {phrase}",
+    "{name} gives you {phrase}",
+    "You can count on {phrase}",
+    "{name} is known for {phrase}",
+    "{name} stands for {phrase}",
+)
 
 
 def brand_sentence(phrase: str, brand: BrandContext, rng: random.Random, position: int = 0) -> str:
@@ -199,9 +208,12 @@ def brand_facts(brand: BrandContext, rng: random.Random) -> list[Fact]:
     phrases = [(value, "value") for value in brand.value_propositions]
     proofs = [point for point in brand.proof_points if point.verified] or list(brand.proof_points)
     phrases += [(point.claim, "proof") for point in proofs]
-    facts += [
-        _fact(brand_sentence(text, brand, rng, position), source) for position, (text, source) in enumerate(phrases)
-    ]
+    # The noun-phrase frames turn over the noun phrases alone, so no two of them share a frame.
+    positions: dict[str, int] = {}
+    for text, _ in phrases:
+        if grammar.phrase_kind(text) == "noun_phrase":
+            positions[text] = len(positions)
+    facts += [_fact(brand_sentence(text, brand, rng, positions.get(text, 0)), source) for text, source in phrases]
     facts += [_fact(pain_sentence(pain), "pain") for pain in brand.audience_pains]
     facts += [_fact(goal_sentence(goal), "goal") for goal in brand.audience_aspirations]
     facts += [_fact(testimonial_sentence(quote), "testimonial") for quote in brand.testimonials]
@@ -326,11 +338,13 @@ def hook(brief: Brief, brand: BrandContext, family: str | None, facts: list[Fact
         elif subject:
             if subject.split()[0].lower() in grammar.POSSESSIVES:
                 options += [sentence(f"Meet {subject}"), sentence(f"We want to tell you about {subject}")]
-            else:
+            elif subject.split()[0].lower().endswith("ing"):
                 options += [
                     sentence(f"Let us talk about {subject}"),
                     sentence(f"{upper_first(subject)} {be(subject)} worth getting right"),
                 ]
+            else:
+                options += [sentence(f"Let us talk about {subject}"), sentence(f"Meet {subject}")]
     preferred = _family_options(family, brief, brand, subject, statement)
     lead = _family_lead(family, brief, facts, rng)
     preferred = [option for option in preferred if option]
@@ -405,6 +419,7 @@ CTAS: dict[tuple[str, str], tuple[str, ...]] = {
     ("invite", "any"): ("Tell us if you are coming.", "We would love to see you there."),
     ("thank", "any"): ("We will see you soon.", "Thank you for being part of it."),
     ("remind", "any"): ("Set a reminder today.", "Put it in your calendar now."),
+    ("ask", "any"): ("Reply and tell us.", "We read every reply."),
     ("talk", "software"): ("How do you handle it today?", "What has worked for you?"),
     ("talk", "food"): ("Tell us what you think.", "What would you like to know about it?"),
     ("talk", "any"): ("What has worked for you?", "Tell us what you think."),
@@ -413,8 +428,6 @@ CTAS: dict[tuple[str, str], tuple[str, ...]] = {
 
 def call_to_action(brief: Brief, sector: Sector, platform: str | None, rng: random.Random) -> str:
     """A call to action that fits what the post does and the brand's trade (none for a question post)."""
-    if brief.action == "ask":
-        return ""
     options = CTAS.get((brief.action, sector)) or CTAS.get((brief.action, "any")) or CTAS[("talk", "any")]
     chosen = rng.choice(options)
     if platform == "youtube":
