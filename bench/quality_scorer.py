@@ -37,11 +37,18 @@ def auc(scores: list[float], labels: list[int]) -> float:
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    # The held-out set labels in words ("publishable" / "unpublishable"), the tuning sets in 1 and 0.
+    for row in rows:
+        if isinstance(row["label"], str):
+            row["label"] = int(row["label"] == "publishable")
+    return rows
 
 
 def _score(row: dict[str, Any]) -> QualityResult:
-    return score_post(PostInput(caption=row["caption"], platforms=(row["platform"],), title=row.get("title")))
+    # The held-out set names the post's text `text`; the tuning sets name it `caption`.
+    caption = row["caption"] if "caption" in row else row["text"]
+    return score_post(PostInput(caption=caption, platforms=(row["platform"],), title=row.get("title")))
 
 
 def _figures(rows: list[dict[str, Any]], results: list[QualityResult]) -> None:
