@@ -40,6 +40,16 @@ DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 NOT_BLANK_PATTERN = r"\S"
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must contain something besides whitespace")
+    return value
+
+
+# Text a tool works from (a prompt, a topic, content to rewrite): whitespace alone is nothing to work from.
+NotBlank = AfterValidator(_not_blank)
+
+
 def _date_text(value: Any) -> Any:
     # Only the YYYY-MM-DD text: pydantic alone would also take Unix timestamps and midnight date-times.
     if isinstance(value, str) and not re.fullmatch(DATE_PATTERN, value):

@@ -144,3 +144,52 @@ async def test_another_tenants_project_is_not_found(tenant: Tenant, make_tenant:
         "generate_content", {"prompt": "x", "content_type": "hook", "project_id": str(other.project_id)}
     )
     assert response.status_code == 404
+
+
+async def test_a_blank_prompt_is_a_validation_error_that_costs_nothing(tenant: Tenant, session: AsyncSession) -> None:
+    before = await balance(tenant)
+    response = await tenant.call("generate_content", {"prompt": "  \n\t ", "content_type": "caption"})
+    assert response.status_code == 400
+    assert response.json()["error"]["field_errors"][0]["path"].startswith("prompt")
+    assert await balance(tenant) == before
+    assert await records(session) == 0
+
+
+async def test_a_prompt_that_is_only_a_link_says_generation_does_not_open_links(
+    tenant: Tenant, session: AsyncSession
+) -> None:
+    before = await balance(tenant)
+    body = (
+        await tenant.call(
+            "generate_content", {"prompt": "https://example.com/blog/spring-menu", "content_type": "caption"}
+        )
+    ).json()
+    assert body["isError"]
+    assert body["error"]["error_type"] == "validation_error"
+    assert "only a link" in body["error"]["message"]
+    assert "extract_url_content" in body["error"]["recover_with"]
+    assert await balance(tenant) == before
+    assert await records(session) == 0
+
+
+async def test_a_prompt_in_another_language_says_the_builtin_writer_writes_english(tenant: Tenant) -> None:
+    body = (
+        await tenant.call(
+            "generate_content",
+            {"prompt": "Écris un article sur notre nouveau café pour les clients", "content_type": "caption"},
+        )
+    ).json()
+    assert body["error"]["error_type"] == "validation_error"
+    assert "English" in body["error"]["message"]
+    assert "model" in body["error"]["recover_with"]
+
+
+async def test_a_ten_thousand_character_prompt_is_written_from_its_request_not_pasted(tenant: Tenant) -> None:
+    filler = " ".join(["Our customers keep asking about the new loaves we bake on weekends."] * 200)
+    prompt = ("Announce our new weekend sourdough loaves. " + filler)[:10_000]
+    data = await tenant.data("generate_content", {"prompt": prompt, "content_type": "caption", "platform": "twitter"})
+    text = data["text"]
+    assert len(text) <= 280
+    assert "announce our" not in text.lower()
+    assert "new weekend sourdough loaves" in text
+    assert text.count("Our customers keep asking") <= 1

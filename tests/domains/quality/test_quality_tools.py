@@ -30,7 +30,7 @@ async def test_generated_posts_pass_quality_and_brand_consistency_on_the_brand(t
         checked = await tenant.data("quality_check", {"caption": generated["text"], "platforms": [platform]})
         brand = next(item for item in checked["categories"] if item["name"] == "Brand Alignment")
         assert "brand consistency" in brand["detail"].lower()
-        assert checked["passed"], checked
+        assert checked["passed"], (generated["text"], checked["blockers"], checked["categories"])
         consistency = await tenant.data("check_brand_consistency", {"content": generated["text"]})
         assert consistency["passed"], consistency
 
@@ -54,3 +54,33 @@ async def test_brand_keyword_takes_the_default_string_limit(tenant: Tenant) -> N
         {"caption": "Why async updates work. Reply below.", "platforms": ["linkedin"], "brand_keyword": keyword},
     )
     assert len(data["categories"]) == 7
+
+
+async def test_novelty_does_not_count_the_posts_own_adaptation_as_a_repeat(tenant: Tenant) -> None:
+    original = await tenant.data(
+        "generate_content",
+        {
+            "prompt": "Write a post about replacing daily standups with async updates",
+            "content_type": "caption",
+            "platform": "linkedin",
+        },
+    )
+    await tenant.data(
+        "adapt_content",
+        {"content": original["text"], "source_platform": "linkedin", "target_platform": "mastodon"},
+    )
+    checked = await tenant.data("quality_check", {"caption": original["text"], "platforms": ["linkedin"]})
+    novelty = next(item for item in checked["categories"] if item["name"] == "Novelty")
+    assert "recent post" not in novelty["detail"], novelty
+
+
+async def test_novelty_still_counts_a_different_post_that_repeats_a_recent_one(tenant: Tenant) -> None:
+    text = (
+        "We cancelled our daily standup six months ago. The first two weeks were awkward, then we set one rule: "
+        "post your update by 10am, in writing, with one blocker or none. Would your team try it?"
+    )
+    await tenant.data("adapt_content", {"content": text, "target_platform": "linkedin"})
+    repeat = text.replace("Would your team try it?", "What would worry you most?")
+    checked = await tenant.data("quality_check", {"caption": repeat, "platforms": ["linkedin"]})
+    novelty = next(item for item in checked["categories"] if item["name"] == "Novelty")
+    assert "recent post" in novelty["detail"], novelty

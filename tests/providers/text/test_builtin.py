@@ -1,15 +1,28 @@
-"""The built-in composer: deterministic, varied, within platform rules, no invented figures or terms."""
+"""The built-in writer: whole sentences on the request, never the request itself; deterministic, varied,
+within platform rules, no invented figures or terms."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from tests.providers.text.brands import BRANDS, runtime_of
 
+from toolhost.domains.quality.scoring import PostInput, score_post
 from toolhost.providers.platforms import RULES
-from toolhost.providers.text.base import HOOK_FAMILIES, BrandContext, ContentType, HookFamily, PostRequest
+from toolhost.providers.text.base import (
+    HOOK_FAMILIES,
+    BrandContext,
+    CarouselRequest,
+    ContentType,
+    HookFamily,
+    PostRequest,
+    StoryboardRequest,
+)
 from toolhost.providers.text.builtin import BuiltinTextProvider
+from toolhost.providers.text.grammar import verb_readings
 from toolhost.providers.text.terms import find_terms
 
 RELAY = BrandContext.from_runtime(runtime_of(BRANDS["relay"]))
@@ -84,3 +97,80 @@ def test_each_content_type_has_its_shape(content_type: ContentType) -> None:
     else:
         assert text.startswith("# ")
         assert 3 <= text.count("\n## ") - 1 <= 5
+
+
+WRITER_DATA = Path(__file__).parents[2] / "data" / "writer"
+WRITER_BRANDS: dict[str, dict[str, object]] = json.loads((WRITER_DATA / "brands.json").read_text())
+WRITER_PROMPTS: dict[str, list[str]] = json.loads((WRITER_DATA / "prompts.json").read_text())
+CASES = [(name, prompt) for name, prompts in WRITER_PROMPTS.items() for prompt in prompts]
+
+
+def _brand(name: str) -> BrandContext:
+    return BrandContext.from_runtime(WRITER_BRANDS[name])
+
+
+@pytest.mark.parametrize(("name", "prompt"), CASES)
+def test_the_request_is_never_pasted_into_the_post(name: str, prompt: str) -> None:
+    text = caption(prompt, "linkedin", brand=_brand(name)).lower()
+    first, second = prompt.lower().split()[:2]
+    if first in {"announce", "explain", "share", "tell", "invite", "introduce", "give", "remind", "ask", "write"}:
+        assert f"{first} {second}" not in text, text
+    assert "write a" not in text and "linkedin post" not in text
+
+
+@pytest.mark.parametrize("platform", ["linkedin", "twitter", "instagram"])
+@pytest.mark.parametrize(("name", "prompt"), CASES)
+def test_written_posts_pass_the_quality_gate(name: str, prompt: str, platform: str) -> None:
+    text = caption(prompt, platform, brand=_brand(name))
+    result = score_post(PostInput(caption=text, platforms=(platform,)))
+    assert result.passed, (text, result.blockers)
+
+
+def test_a_coffee_roaster_is_not_written_as_a_software_business() -> None:
+    for prompt in WRITER_PROMPTS["kettle"]:
+        for platform in ("linkedin", "instagram", "twitter"):
+            text = caption(prompt, platform, brand=_brand("kettle")).lower()
+            assert not re.search(r"\b(team|teams|workflow|software|users|onboard\w*)\b", text), text
+
+
+def test_a_link_appears_only_when_the_prompt_asks_for_one() -> None:
+    brand = _brand("trailmix")
+    plain = caption("Announce our free pack repair days https://trailmix.example/repair", brand=brand)
+    asked = caption(
+        "Announce our free pack repair days and include the link https://trailmix.example/repair", brand=brand
+    )
+    assert "http" not in plain
+    assert "https://trailmix.example/repair" in asked
+
+
+async def test_carousel_steps_are_steps_on_the_topic() -> None:
+    slides = await BuiltinTextProvider().carousel(
+        CarouselRequest(
+            topic="How to price a croissant in 3 steps",
+            template_id="step-by-step",
+            slide_count=5,
+            brand=_brand("brightloop"),
+        )
+    )
+    steps = slides[1:-1]
+    assert [slide["headline"] for slide in steps] == ["Step 1", "Step 2", "Step 3"]
+    assert "croissant" in steps[0]["body"]
+    for slide in steps:
+        first_word = slide["body"].split()[0].lower()
+        assert verb_readings(first_word) & {(first_word, "VB")}, slide["body"]
+    assert "croissant" in slides[0]["headline"]
+
+
+async def test_storyboard_frames_speak_about_the_concept() -> None:
+    board = await BuiltinTextProvider().storyboard(
+        StoryboardRequest(
+            concept="Why the roast date on the bag matters for home brewers",
+            platform="tiktok",
+            duration=30,
+            scenes=6,
+            brand=_brand("kettle"),
+        )
+    )
+    assert "roast date" in board["frames"][0]["voiceover"]
+    assert all(frame["voiceover"].rstrip().endswith((".", "?", "!")) for frame in board["frames"])
+    assert "roast" in board["title"].lower()

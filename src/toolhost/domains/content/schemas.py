@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from toolhost.platform.fields import SocialPlatform, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import NotBlank, SocialPlatform, TextFormat, Url, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 from toolhost.providers.platforms import rules_for
 
@@ -39,8 +39,10 @@ Text3000 = Annotated[str, StringConstraints(max_length=3_000)]
 class GenerateContentIn(ToolInput):
     """What to write, for which platform, in which shape."""
 
-    prompt: Annotated[str, StringConstraints(min_length=1, max_length=10_000)] = Field(
-        description="What to write about; details and figures in it may be used, nothing else is invented."
+    prompt: Annotated[str, StringConstraints(min_length=1, max_length=10_000), NotBlank] = Field(
+        description="What to write about, in English for the built-in writer (a request such as 'Announce our "
+        "new wholesale invoicing feature', or a topic); details and figures in it may be used, nothing else is "
+        "invented. A link alone is refused: generation does not open links (extract_url_content does)."
     )
     content_type: ContentType
     platform: SocialPlatform | None = None
@@ -65,7 +67,7 @@ class GenerateContentOut(ToolOutput):
 class AdaptContentIn(ToolInput):
     """Text to rewrite for another platform."""
 
-    content: Annotated[str, StringConstraints(min_length=1, max_length=5_000)]
+    content: Annotated[str, StringConstraints(min_length=1, max_length=5_000), NotBlank]
     source_platform: SocialPlatform | None = None
     target_platform: SocialPlatform
     brand_voice: Text500 | None = None
@@ -90,7 +92,7 @@ class AdaptContentOut(ToolOutput):
 class CreateStoryboardIn(ToolInput):
     """A concept to turn into timed frames."""
 
-    concept: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
+    concept: Annotated[str, StringConstraints(min_length=1, max_length=2_000), NotBlank]
     brand_context: Text3000 | None = Field(
         default=None,
         description="JSON with colors, voiceTone, visualStyle, targetAudience, contentPillars; or text.",
@@ -139,7 +141,7 @@ class CreateStoryboardOut(ToolOutput):
 class GenerateCarouselIn(ToolInput):
     """The carousel to write (text only)."""
 
-    topic: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    topic: Annotated[str, StringConstraints(min_length=1, max_length=200), NotBlank]
     template_id: CarouselTemplate = "hormozi-authority"
     slide_count: Annotated[int, Field(ge=3, le=10)] = 7
     aspect_ratio: Literal["1:1", "4:5", "9:16"] = "1:1"

@@ -17,8 +17,9 @@ from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content import layouts
 from toolhost.domains.content.models import ContentRecord
 from toolhost.platform.dates import iso
+from toolhost.platform.results import ValidationFailed
 from toolhost.providers import platforms as social_platforms
-from toolhost.providers.text import provider_for, select_model, without_blocked_terms
+from toolhost.providers.text import BUILTIN, provider_for, select_model, without_blocked_terms
 from toolhost.providers.text.base import (
     AdaptRequest,
     BrandContext,
@@ -28,6 +29,7 @@ from toolhost.providers.text.base import (
     PostRequest,
     StoryboardRequest,
 )
+from toolhost.providers.text.brief import unusable
 
 SHORT_FORM = frozenset({"tiktok", "instagram-reels", "youtube-shorts"})
 SHOTS = ("CU", "MS", "FS", "WS")
@@ -82,6 +84,21 @@ async def prompt_context(*, session: AsyncSession, project_id: uuid.UUID) -> str
     return str(context["promptInjection"])[:PROMPT_CONTEXT_CHARS]
 
 
+def check_writable(text: str, *, model: str, field: str) -> None:
+    """Refuses, before anything is spent, a request no writer can work from: only a link, no words, or (for
+    the built-in writer, which writes English) another language. Says what to do instead."""
+    problem = unusable(text, english_only=model == BUILTIN)
+    if not problem:
+        return
+    if "link" in problem:
+        recover = "call extract_url_content on the link, then pass what it found (or describe the topic) here"
+    elif "English" in problem:
+        recover = "write the request in English, or pass `model` naming a configured chat model (README)"
+    else:
+        recover = "describe what the post is about in words"
+    raise ValidationFailed(problem, field_errors=[{"path": field, "message": problem}], recover_with=recover)
+
+
 async def _store(session: AsyncSession, **values: Any) -> ContentRecord:
     record = ContentRecord(id=uuid.uuid4(), **values)
     session.add(record)
@@ -114,6 +131,7 @@ async def generate(
 ) -> ContentRecord:
     """generate_content: a caption, hook, script or blog post in the brand's voice, stored as a record."""
     chosen = select_model(settings, model)
+    check_writable(prompt, model=chosen, field="prompt")
     brand = await load_brand(session, project_id, brand_voice)
     provider = provider_for(settings, chosen)
     request = PostRequest(
@@ -259,6 +277,7 @@ async def storyboard(
     style: str | None,
 ) -> tuple[ContentRecord, dict[str, Any]]:
     """create_storyboard: timed frames, hook first and CTA last, stored as a record."""
+    check_writable(concept, model=select_model(settings, None), field="concept")
     short_form = platform in SHORT_FORM
     duration = float(target_duration if target_duration is not None else (30 if short_form else 60))
     scenes = int(round(num_scenes)) if num_scenes is not None else (7 if short_form else 10)
@@ -320,6 +339,7 @@ async def carousel(
     resolved_style = style or ("hormozi" if template_id == "hormozi-authority" else "professional")
     rules_platform = social_platforms.canonical_name(platform) if platform else platform
     chosen = select_model(settings, None)
+    check_writable(topic, model=chosen, field="topic")
     brand = await load_brand(session, project_id, tone)
     provider = provider_for(settings, chosen)
     request = CarouselRequest(

@@ -226,7 +226,7 @@ async def schedule(
                 plan_post=True,
             ),
             brand=_signals_for(judge, brand, post["platform"], text),
-            recent=[other for other in recent if other.strip() != post["caption"].strip()],
+            recent=quality_service.others(recent, post["caption"]),
             threshold=threshold,
         )
         post["quality"] = {

@@ -264,7 +264,7 @@ CLAIM_RULES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
     (
         "medical",
         "medical or health promises",
-        2.5,
+        3.0,
         re.compile(
             r"\b(cures?|cured|heals?|treats? (?:anxiety|depression|acne|cancer|diabetes|disease|pain|blood "
             r"pressure)|"
@@ -277,7 +277,7 @@ CLAIM_RULES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
     (
         "financial",
         "financial promises",
-        2.5,
+        3.0,
         re.compile(
             r"\b(double your money|guaranteed returns?|passive income|get rich|financial freedom|"
             r"make \$?\d[\d,]* (?:a|per) (?:month|week|day)|\d{3,}\s?% roi|roi guaranteed)\b",
@@ -287,7 +287,7 @@ CLAIM_RULES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
     (
         "legal",
         "legal promises",
-        2.5,
+        3.0,
         re.compile(
             r"\b(never be sued|legally bulletproof|bulletproof contracts?|win any dispute|lawsuit[- "
             r"]proof)\b",
@@ -297,7 +297,7 @@ CLAIM_RULES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
     (
         "superlative",
         "unsupported superlatives or rankings",
-        1.5,
+        2.0,
         re.compile(
             r"(#1\b|\bnumber one\b|\bbest (?:\w+ )?(?:in the world|ever|on the "
             r"planet)|\bundisputed\b|\bcheapest\b|"
@@ -316,4 +316,80 @@ CLAIM_RULES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
+)
+# Sentence frames of fill-in-the-blank writing (the built-in writer's own before issue 10 among them): one
+# is a habit, several in a post are a form letter.
+TEMPLATE_PHRASES = (
+    "here is what that taught us",
+    "here is how that applies to",
+    "we have the results to show for it",
+    "that is where",
+    "it is why we built",
+    "what helps:",
+    "the proof:",
+    "the result you want:",
+    "the difference is how you approach",
+    "here is the shift:",
+    "the teams that get",
+    "is usually where it shows first",
+    "rarely fails for lack of effort",
+    "slow you down?",
+    "for many, it is this",
+    "one figure worth knowing",
+    "that number is why",
+    "deserves a closer look",
+    "the mistake that quietly breaks",
+    "more effort will not fix",
+    "here is what actually works",
+    "took half the guesswork",
+    "the question to ask before you start",
+    "feels harder than it should",
+    "right when it matters most",
+    "so why do we keep doing",
+    "this is for you: a better way",
+    "here is how to fix that with",
+    "what is your biggest question about",
+    "share one thing that works",
+    "save this for your next planning session",
+    "repost if this helps your team",
+    "tap the link in bio to learn more",
+    "is our daily work",
+    "here is what holds up",
+    "then build from there",
+    "keep it tied to",
+    "is about working harder",
+    "reply with your take on",
+    "in this post, we",
+    "whether you're a seasoned",
+    "whether you are a seasoned",
+    "let's dive in",
+    "let's dive into",
+    "dive into the world of",
+    "look no further",
+    "elevate your",
+    "unleash the power",
+    "in the ever-evolving",
+)
+# Calls to action that fit any post and so say nothing about this one.
+STOCK_CTAS = (
+    "follow for more",
+    "like and share",
+    "like, comment and share",
+    "smash that like",
+    "tap the link in bio",
+    "link in bio to learn more",
+    "share it with a teammate",
+    "share this with someone who",
+    "share this with a friend who needs it",
+    "save this post for later",
+    "drop a comment below",
+    "comment your question below",
+    "repost if",
+    "boost this if",
+    "tell us in the comments",
+    "download it now",
+    "order now",
+    "buy now",
+    "shop now",
+    "check it out",
 )

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolhost.domains.quality import lexicon
+from toolhost.domains.quality import coherence, lexicon
+from toolhost.domains.quality.coherence import Finding
 from toolhost.providers.platforms import PlatformRules, rules_for
 from toolhost.providers.text import analysis
 from toolhost.providers.text.terms import distinct_terms, find_terms
@@ -156,35 +157,41 @@ def _hook(caption: str) -> str:
     return hook
 
 
-def score_hook(caption: str) -> Category:
-    """Does the first line stop a reader: specificity, tension, a question or a number, length."""
-    category = Category("Hook Strength", 2.0)
+def score_hook(caption: str, findings: list[Finding] | None = None) -> Category:
+    """Does the first line stop a reader: specificity, tension, a question or a number, length.
+
+    A plain, whole opening sentence starts at 3: it is publishable. What lifts it is what a reader notices
+    (a figure, a name, a story, a question); what sinks it is stock phrasing, shouting or a broken sentence.
+    """
+    category = Category("Hook Strength", 3.0)
     hook = _hook(caption)
     words = _words(hook)
-    if not words:
+    if len(_words(caption)) < 3:
         category.score = 0
-        category.reasons.append("there is no opening line")
+        category.reasons.append("there is no opening line to speak of")
         return category
     lowered = [word.lower().strip("'’") for word in words]
     if "?" in hook or any(word[0].isdigit() for word in words) or NUMBER_WORDS & set(lowered):
-        category.move(1, "it opens with a question or a number")
+        category.move(0.5, "it opens with a question or a number")
     proper = [word for word in words[1:] if word[0].isupper() and word.lower() not in {"i", "i'm"}]
     if any(word[0].isdigit() for word in words) or proper or re.search(r"['\"“].+['\"”]", hook):
         category.move(0.5, "it is specific (a figure, a name or a quote)")
     tension = set(lowered) & lexicon.TENSION
     if tension or re.match(r"^(we|i)\s+\w+ed\b", hook, re.I) or hook.lower().startswith(("here's", "here is")):
-        category.move(1, "it creates tension or opens a story")
-    if {"you", "your"} & set(lowered):
-        category.move(0.5, "it speaks to the reader")
+        category.move(0.5, "it creates tension or opens a story")
     if 5 <= len(words) <= 22:
         category.move(0.5, f"its length ({len(words)} words) reads at a glance")
-    elif len(words) < 4:
+    elif len(words) < 3 and len(_words(caption)) < 8:
         category.move(-1.5, f"it is too short ({len(words)} words) to say anything")
     elif len(words) > 30:
         category.move(-1.5, f"it is too long ({len(words)} words) to read at a glance")
-    openers = [opener for opener in lexicon.HOOK_CLICHE_OPENERS if hook.lower().replace("’", "'").startswith(opener)]
+    opening = hook.lower().replace("’", "'")
+    openers = [opener for opener in lexicon.HOOK_CLICHE_OPENERS if opening.startswith(opener)]
     if openers:
         category.move(-2, f'it opens with stock phrasing ("{openers[0]}")')
+    templates = _has_phrase(hook, lexicon.TEMPLATE_PHRASES)
+    if templates:
+        category.move(-1.5, f'it is a fill-in-the-blank frame ("{templates[0]}")')
     letters = [character for character in hook if character.isalpha()]
     if letters and sum(character.isupper() for character in letters) / len(letters) > 0.6 and len(letters) > 8:
         category.move(-2, "it shouts in capitals")
@@ -192,27 +199,45 @@ def score_hook(caption: str) -> Category:
         category.move(-1, "it leans on exclamation marks")
     if _has_phrase(hook, lexicon.CLICHES):
         category.move(-1, "it is a cliché")
+    broken = [finding for finding in coherence.read(hook) if finding.weight >= 2] if findings else []
+    if broken:
+        category.move(-1.5, f"the opening sentence is broken: {broken[0].detail}")
     return category
 
 
-def score_clarity(caption: str) -> Category:
-    """One idea, readable, concrete."""
-    category = Category("Message Clarity", 3.0)
+CLARITY_FINDINGS = frozenset(
+    {
+        "instruction_echo",
+        "truncated",
+        "stitched",
+        "verbless",
+        "agreement",
+        "placeholder",
+        "markdown",
+        "url",
+        "repetition",
+        "keyword_stuffing",
+    }
+)
+
+
+def score_clarity(caption: str, findings: list[Finding] | None = None) -> Category:
+    """One idea in whole sentences, readable, concrete; nothing left over from how it was made."""
+    category = Category("Message Clarity", 3.5)
     body = _body_without_tags(caption)
     words = _words(body)
-    if len(words) < 6:
+    if len(words) < 3:
         category.move(-2.5, f"only {len(words)} words: there is no message to follow")
         return category
-    if len(words) < 15:
-        category.move(-1, "very little is said")
+    for finding in findings or []:
+        if finding.kind in CLARITY_FINDINGS:
+            category.move(-finding.weight, finding.detail)
     sentences = _sentences(body)
     average = len(words) / max(1, len(sentences))
     if average > 32:
         category.move(-1.5, f"sentences run long ({average:.0f} words on average)")
     elif average > 24:
         category.move(-0.5, f"sentences are long ({average:.0f} words on average)")
-    elif average <= 18:
-        category.move(0.5, "sentences are short")
     ease = reading_ease(body)
     if ease >= 60:
         category.move(0.5, "it reads easily")
@@ -225,12 +250,14 @@ def score_clarity(caption: str) -> Category:
     vague = [word for word in lowered if word in lexicon.VAGUE]
     if len(vague) >= 2:
         category.move(
-            -min(2.0, 0.5 * len(vague)),
+            -min(2.0, 0.75 * len(vague)),
             f"vague words stand in for specifics ({', '.join(dict.fromkeys(vague))})",
         )
-    concrete = sum(1 for word in words if word[0].isdigit()) + len(re.findall(r"\n\s*(?:\d+[.)]|[-•])\s", body))
-    if concrete:
+    named = [word for word in words[1:] if word[0].isupper() or word[0].isdigit()]
+    if any(word[0].isdigit() for word in words):
         category.move(0.5, "it gives concrete specifics")
+    elif len(words) < 10 and not named:
+        category.move(-1, "it says little a reader can hold on to")
     if len(lowered) >= 20 and len(set(lowered)) / len(lowered) < 0.45:
         category.move(-1, "it repeats itself")
     return category
@@ -246,11 +273,11 @@ def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[st
     if length > rules.caption_limit:
         return 0.0, [f"{length} characters is over the {name} limit of {rules.caption_limit}"]
     body_words = len(_words(_body_without_tags(caption)))
-    if body_words < 6:
+    if body_words < 3:
         score -= 2.5
         reasons.append(f"too thin for a {name} post")
     elif length < 60:
-        score -= 1
+        score -= 0.5
         reasons.append(f"short for {name}")
     if len(tags) > rules.hashtags_max:
         over = len(tags) - rules.hashtags_max
@@ -259,10 +286,11 @@ def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[st
             f"{len(tags)} hashtags is {over} over the {name} guidance of {rules.hashtags_min}-{rules.hashtags_max}"
         )
     elif len(tags) < rules.hashtags_min:
-        score -= 0.5
-        reasons.append(
-            f"{len(tags)} hashtags is under the {name} guidance of {rules.hashtags_min}-{rules.hashtags_max}"
-        )
+        # The guidance is an upper bound a reader notices; a post without hashtags is not worse for it.
+        reasons.append(f"{len(tags)} hashtags; {name} allows up to {rules.hashtags_max}, none are needed")
+    if coherence.hashtag_wall(caption):
+        score -= 2
+        reasons.append(coherence.hashtag_wall(caption)[0].detail)
     if rules.title_limit is not None:
         title = (post.title or "").strip()
         if not title:
@@ -303,7 +331,9 @@ def score_platform_fit(post: PostInput) -> Category:
     return category
 
 
-def score_brand(caption: str, title: str | None, brand: BrandSignals) -> Category:
+def score_brand(
+    caption: str, title: str | None, brand: BrandSignals, findings: list[Finding] | None = None
+) -> Category:
     """The brand consistency score when the project has a brand; else the keyword and avoid patterns."""
     text = f"{title or ''} {caption}"
     if brand.consistency is not None:
@@ -328,6 +358,9 @@ def score_brand(caption: str, title: str | None, brand: BrandSignals) -> Categor
     matches = distinct_terms(find_terms(text, brand.blocked_terms))
     if matches:
         category.move(-2 * len(matches), "it uses terms the brand avoids (" + ", ".join(matches) + ")")
+    for finding in findings or []:
+        if finding.kind == "industry_mix":
+            category.move(-2, finding.detail)
     return category
 
 
@@ -336,14 +369,14 @@ def _shingles(text: str, size: int = 3) -> set[tuple[str, ...]]:
     return {tuple(words[index : index + size]) for index in range(max(0, len(words) - size + 1))}
 
 
-def score_novelty(caption: str, recent: list[str]) -> Category:
-    """Distance from the project's recent posts and from stock phrasing."""
+def score_novelty(caption: str, recent: list[str], findings: list[Finding] | None = None) -> Category:
+    """Distance from the project's recent posts and from stock phrasing and fill-in-the-blank frames."""
     category = Category("Novelty", 4.0)
-    cliches = _has_phrase(caption, lexicon.CLICHES)
-    if cliches:
+    stock = _has_phrase(caption, lexicon.CLICHES) + _has_phrase(caption, lexicon.TEMPLATE_PHRASES)
+    if stock:
         category.move(
-            -min(3.5, 1.25 * len(cliches)),
-            "stock phrasing (" + ", ".join(f'"{c}"' for c in cliches[:3]) + ")",
+            -min(3.5, 1.25 * len(stock)),
+            "stock phrasing (" + ", ".join(f'"{c}"' for c in stock[:3]) + ")",
         )
     own = _shingles(caption)
     if own and recent:
@@ -352,20 +385,22 @@ def score_novelty(caption: str, recent: list[str]) -> Category:
             category.move(-3, f"it repeats a recent post ({closest:.0%} overlap)")
         elif closest >= 0.3:
             category.move(-1.5, f"it is close to a recent post ({closest:.0%} overlap)")
-    words = [word.lower() for word in _words(caption)]
-    trigrams = [tuple(words[index : index + 3]) for index in range(len(words) - 2)]
-    if len(trigrams) >= 10 and len(set(trigrams)) / len(trigrams) < 0.8:
+    repeated = [finding for finding in findings or [] if finding.kind in ("repetition", "keyword_stuffing")]
+    if repeated:
         category.move(-1, "it repeats its own phrases")
+    words = [word.lower() for word in _words(caption)]
     specifics = sum(1 for word in _words(caption) if word[0].isdigit()) + len(
         re.findall(r"['\"“][^'\"”]{3,}['\"”]", caption)
     )
     specifics += len(
         [word for word in _words(caption)[1:] if word[0].isupper() and len(word) > 2 and not word.isupper()]
     )
-    if specifics >= 2 and not cliches:
-        category.move(1, "it carries its own specifics")
-    if len(words) < 12:
-        category.move(-1.5, "too little to be distinctive")
+    if specifics >= 2 and not stock:
+        category.move(0.5, "it carries its own specifics")
+    if len(words) < 3:
+        category.move(-2, "nothing here to be distinctive")
+    elif len(words) < 12:
+        category.move(-1, "too little to be distinctive")
     return category
 
 
@@ -378,11 +413,30 @@ def _opens_with_action(sentence: str) -> bool:
     return bool(condition and condition.group(1).lower() in lexicon.CTA_VERBS)
 
 
+def _asks_the_reader(sentence: str) -> bool:
+    """A question to the reader ("Which one would you pick?", "Should we bake them on Sundays?")."""
+    if not sentence.rstrip().endswith("?"):
+        return False
+    return bool(
+        re.search(r"\b(you|your|yours|anyone|anybody|everyone|we|us|our)\b", sentence, re.I)
+        or re.match(
+            r"^(what|which|who|how|when|where|why|would|will|do|does|did|is|are|should|could|can)\b",
+            sentence.strip(),
+            re.I,
+        )
+    )
+
+
 def score_cta(caption: str, platforms: tuple[str, ...]) -> Category:
-    """A clear, specific next step suited to the platform."""
-    category = Category("CTA Strength", 1.0)
+    """A clear, specific next step suited to the platform.
+
+    A post without one scores 3, not less: a post that informs or tells a story is publishable, and a stock
+    "follow for more" is no better than none. An imperative ("tell us what you taste.") or a question to the
+    reader counts wherever it stands in the post's last sentences.
+    """
+    category = Category("CTA Strength", 3.0)
     body = _body_without_tags(caption)
-    sentences = _sentences(body)
+    sentences = [part for part in _sentences(body) if _words(part)]
     tail = sentences[-3:] if sentences else []
     imperative = [part for part in tail if _opens_with_action(part)]
     imperative += [
@@ -391,38 +445,33 @@ def score_cta(caption: str, platforms: tuple[str, ...]) -> Category:
         if re.search(
             r"\b(in the comments|reply (?:here|below|with)|comment (?:below|')|link in (?:the "
             r")?(?:bio|comments)|"
-            r"follow for|subscribe|sign up|dm (?:me|us)|welcome in the replies|in the replies)\b",
+            r"follow for|subscribe|sign up|dm (?:me|us)|welcome in the replies|in the replies|let us know)\b",
             part,
             re.I,
         )
         and part not in imperative
     ]
-    questions = [part for part in tail if part.endswith("?") and re.search(r"\b(you|your|yours)\b", part, re.I)]
-    if imperative:
-        category.move(2, "it asks for a clear action")
-    if questions:
-        category.move(2 if not imperative else 1, "it invites the reader to answer")
+    questions = [part for part in tail if _asks_the_reader(part) and part not in imperative]
     cta_text = " ".join(imperative + questions)
-    if cta_text:
+    weak = _has_phrase(caption, lexicon.WEAK_CTAS) + _has_phrase(caption, lexicon.STOCK_CTAS)
+    if cta_text and not weak:
+        category.move(1, "it asks for a clear action" if imperative else "it invites the reader to answer")
         specific = re.search(
-            r"\b(in the comments|reply|by \d|before \d|on "
-            r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-            r"this (?:week|weekend|month)|tonight|tomorrow|link in|part 2|part two|next episode|with the "
-            r"one|which one|"
-            r"your next)\b",
+            r"\b(by \d|before \d|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+            r"this (?:week|weekend|month)|tonight|tomorrow|today|part 2|part two|next episode|which one|"
+            r"your next|\d)\b",
             cta_text,
             re.I,
         )
         if specific or len(_words(cta_text)) >= 8:
             category.move(1, "the next step is specific")
+    elif cta_text:
+        category.reasons.append(f'the call to action is stock ("{weak[0]}"), so it adds nothing')
     else:
-        category.reasons.append("there is no call to action")
-    weak = _has_phrase(caption, lexicon.WEAK_CTAS)
-    if weak:
-        category.move(-1, f'the call to action is generic ("{weak[0]}")')
+        category.reasons.append("no call to action; a post that informs does not need one")
     pushy = _has_phrase(caption, lexicon.PUSHY)
     if pushy or caption.count("!!") >= 1:
-        category.move(-1, "it pushes with false urgency")
+        category.move(-1.5, "it pushes with false urgency")
     lowered = caption.lower()
     for platform in platforms:
         rules = rules_for(platform)
@@ -446,8 +495,10 @@ def score_safety(caption: str, title: str | None, brand: BrandSignals) -> Catego
     supported = " ".join(brand.supported_claims).lower()
     for _kind, label, weight, pattern in lexicon.CLAIM_RULES:
         hits = [match.group(0) for match in pattern.finditer(text) if match.group(0).lower() not in supported]
-        if hits:
-            category.move(-weight, f"{label} ({', '.join(dict.fromkeys(hit.lower() for hit in hits[:3]))})")
+        distinct = list(dict.fromkeys(hit.lower() for hit in hits))
+        if distinct:
+            # Each further claim of the same kind adds to the risk, up to twice the rule's weight.
+            category.move(-min(2 * weight, weight + 0.5 * (len(distinct) - 1)), f"{label} ({', '.join(distinct[:3])})")
     return category
 
 
@@ -466,12 +517,13 @@ def score_post(
     trimmed = PostInput(
         caption=caption, platforms=platforms, title=title, media_url=post.media_url, plan_post=post.plan_post
     )
+    findings = coherence.read(caption)
     categories = [
-        score_hook(caption).result("an ordinary opening line"),
-        score_clarity(caption).result("clear enough"),
+        score_hook(caption, findings).result("an ordinary opening line"),
+        score_clarity(caption, findings).result("whole sentences, one idea, nothing left over"),
         score_platform_fit(trimmed).result("fits every target platform's rules"),
-        score_brand(caption, title, brand).result("nothing off-brand found"),
-        score_novelty(caption, recent or []).result("no stock phrasing and unlike recent posts"),
+        score_brand(caption, title, brand, findings).result("nothing off-brand found"),
+        score_novelty(caption, recent or [], findings).result("no stock phrasing and unlike recent posts"),
         score_cta(caption, platforms).result("an ordinary call to action"),
         score_safety(caption, title, brand).result("no risky or unsupported claims found"),
     ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -73,13 +75,21 @@ async def judge_for(
     return BrandJudge(runtime, keyword=keyword, avoid_patterns=avoid_patterns or [], banned_terms=banned_terms or [])
 
 
-async def recent_posts(session: AsyncSession, *, project_id: uuid.UUID | None) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class StoredText:
+    """A text the project generated recently, with what it was made from (a prompt, or the adapted text)."""
+
+    text: str
+    source: str
+
+
+async def recent_posts(session: AsyncSession, *, project_id: uuid.UUID | None) -> list[StoredText]:
     """The project's texts of the last 30 days, which a new post should not repeat."""
     if project_id is None:
         return []
     since = datetime.now(UTC) - timedelta(days=RECENT_DAYS)
-    rows = await session.scalars(
-        select(ContentRecord.text)
+    rows = await session.execute(
+        select(ContentRecord.text, ContentRecord.prompt)
         .where(
             ContentRecord.project_id == project_id,
             ContentRecord.created_at >= since,
@@ -88,12 +98,43 @@ async def recent_posts(session: AsyncSession, *, project_id: uuid.UUID | None) -
         .order_by(ContentRecord.created_at.desc())
         .limit(RECENT_LIMIT)
     )
-    return [text for text in rows if text]
+    return [StoredText(text=text, source=prompt or "") for text, prompt in rows if text]
 
 
-def _others(recent: list[str], caption: str) -> list[str]:
-    # A post checked right after it was generated is among the recent texts itself; it is not its own repeat.
-    return [text for text in recent if text.strip() != caption.strip()]
+def _key(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _sentences(text: str) -> set[str]:
+    body = re.sub(r"(?:(?<=\s)|^)#\w+", "", text)
+    return {_key(part) for part in re.split(r"(?<=[.!?])\s+|\n+", body) if len(part.split()) >= 3}
+
+
+def _is_cut_of(text: str, caption: str) -> bool:
+    """Whether one of two texts is the other cut down or extended (an adaptation made by hand)."""
+    mine, theirs = _sentences(caption), _sentences(text)
+    if not mine or not theirs:
+        return False
+    shared = len(mine & theirs)
+    return shared / min(len(mine), len(theirs)) >= 0.8
+
+
+def others(recent: list[StoredText], caption: str) -> list[str]:
+    """The recent texts that are not this post's own: not the post itself, not its adaptations or the text
+    it was adapted from, not another version written from the same prompt, not a cut of it. A post checked
+    right after it was generated, or beside its own adaptation, is not its own repeat."""
+    lineage = {_key(caption)}
+    grown = True
+    while grown:
+        grown = False
+        for stored in recent:
+            text, source = _key(stored.text), _key(stored.source)
+            if (text in lineage) != (source in lineage) and source:
+                lineage |= {text, source}
+                grown = True
+    return [
+        stored.text for stored in recent if _key(stored.text) not in lineage and not _is_cut_of(stored.text, caption)
+    ]
 
 
 async def check(
@@ -120,7 +161,7 @@ async def check(
     return score_post(
         PostInput(caption=caption, platforms=tuple(platforms), title=title),
         brand=judge.signals(f"{title or ''} {caption}".strip()),
-        recent=_others(recent, caption),
+        recent=others(recent, caption),
         threshold=threshold,
     )
 
@@ -131,7 +172,7 @@ def quality_entry(result: QualityResult) -> dict[str, Any]:
 
 
 def score_plan_posts(
-    posts: list[dict[str, Any]], *, judge: BrandJudge, recent: list[str], threshold: float
+    posts: list[dict[str, Any]], *, judge: BrandJudge, recent: list[StoredText], threshold: float
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Each post scored for its own platform (media checked), and the plan's summary."""
     scored = []
@@ -147,7 +188,7 @@ def score_plan_posts(
                 plan_post=True,
             ),
             brand=judge.signals(f"{title or ''} {caption}".strip()),
-            recent=_others(recent, caption),
+            recent=others(recent, caption),
             threshold=threshold,
         )
         scored.append({**post, "quality": quality_entry(result)})

@@ -1,20 +1,22 @@
-"""The built-in text provider: a deterministic composer driven by the brand runtime and the platform rules.
+"""The built-in text provider: writes offline, from the prompt's brief and the brand runtime, in whole sentences.
 
-It never invents facts: every figure, claim and testimonial it writes comes from the request or the brand
-(proof points, value propositions); the rest is connective wording. Choices (hook template, structure, CTA)
-are drawn from a generator seeded by the inputs, so the same inputs give the same text. The material and the
-hooks, bodies and calls to action drawn from it are in `material`; this module assembles them per request kind.
+It reads the prompt as a request (`brief`), never pastes it in, and says only what the prompt or the brand
+says: every figure, claim and quote comes from the request or the brand's proof points, value propositions
+and testimonials; the rest is connective wording chosen for the brand's trade and the platform. Choices are
+drawn from a generator seeded by the inputs, so the same inputs give the same text. A model-written text
+needs the OpenAI-compatible provider (README: "Model-written text").
 """
 
 from __future__ import annotations
 
 import random
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from toolhost.providers.platforms import rules_for
-from toolhost.providers.text import carousel as carousel_templates
-from toolhost.providers.text import material
+from toolhost.providers.platforms import PlatformRules, rules_for
+from toolhost.providers.text import analysis, brief, phrasing
+from toolhost.providers.text import carousel as carousel_slides
 from toolhost.providers.text.base import (
     AdaptRequest,
     BrandContext,
@@ -24,54 +26,113 @@ from toolhost.providers.text.base import (
     PostRequest,
     StoryboardRequest,
 )
+from toolhost.providers.text.brief import Brief
 from toolhost.providers.text.compose import (
     apply_style,
-    clause,
     clip,
     cut_at_sentence,
-    extract_topic,
     fit_blocks,
     hashtags_for,
     keywords,
-    lower_first,
     seeded,
-    sentence,
     sentences,
-    upper_first,
 )
+from toolhost.providers.text.phrasing import Fact, Sector
 from toolhost.providers.text.terms import find_terms, remove_terms
 
-# --- the provider ------------------------------------------------------------------------------------------
+SHORT_PLATFORMS = frozenset({"twitter", "bluesky", "tiktok"})
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """The parts of one piece of writing, chosen once: the brief, the brand's facts, the trade, the rules."""
+
+    brief: Brief
+    brand: BrandContext
+    facts: list[Fact]
+    sector: Sector
+    rules: PlatformRules
+    platform: str | None
+
+    @property
+    def stems(self) -> set[str]:
+        text = " ".join([self.brief.subject, self.brief.statement, self.brief.how, *self.brief.keywords])
+        return set(analysis.content_stems(text))
 
 
 def _clean(text: str, brand: BrandContext, platform: str | None) -> str:
     blocked = brand.blocked_terms(platform)
     if blocked and find_terms(text, blocked):
         text = remove_terms(text, blocked)
-    text = re.sub(r"\.\.(?!\.)", ".", text)
     if brand.name:
-        # Lower-casing a clause's first letter must not lower-case the brand's own name.
-        text = re.sub(rf"(?<![\w#]){re.escape(brand.name)}(?!\w)", brand.name, text, flags=re.IGNORECASE)
+        # A clause lowered to embed it must not lower the brand's own name.
+        text = re.sub(rf"(?<![\w#/.-]){re.escape(brand.name)}(?![\w/])", brand.name, text, flags=re.IGNORECASE)
     return apply_style(text, brand)
 
 
-def _words(count: int) -> str:
-    return {2: "two", 3: "three", 4: "four", 5: "five"}.get(count, str(count))
+def draft_of(prompt: str, brand: BrandContext, platform: str | None, rng: random.Random) -> Draft:
+    """The material of one text."""
+    return Draft(
+        brief=brief.read(prompt),
+        brand=brand,
+        facts=phrasing.brand_facts(brand, rng),
+        sector=phrasing.sector_of(brand),
+        rules=rules_for(platform),
+        platform=platform,
+    )
+
+
+def body(draft: Draft, hook: str, rng: random.Random, limit: int) -> list[str]:
+    """The sentences after the hook: what the prompt said, then the brand facts that bear on it."""
+    said = [hook]
+    result: list[str] = []
+
+    def add(text: str) -> None:
+        if text and not any(phrasing.overlaps(text, other) for other in said) and len(result) < limit:
+            said.append(text)
+            result.append(text)
+
+    request = draft.brief
+    if request.statement:
+        add(phrasing.sentence(request.statement))
+    for detail in request.details[:3]:
+        add(phrasing.detail_sentence(detail, request.subject))
+    if request.audience and request.action not in ("ask", "remind", "invite"):
+        add(phrasing.sentence(f"This one is for {phrasing.clause(request.audience)}"))
+    stems = draft.stems
+    for fact in phrasing.relevant(draft.facts, stems, sources=("value", "proof", "pain", "goal"), limit=6):
+        if (
+            fact.stems & stems
+            or fact.source == "value"
+            and not any(item.source == "value" for item in draft.facts if item.text in result)
+        ):
+            if fact.source in ("pain", "goal") and not fact.stems & stems:
+                continue
+            add(fact.text)
+    testimonials = phrasing.relevant(draft.facts, stems, sources=("testimonial",), limit=1)
+    if testimonials and testimonials[0].stems & stems:
+        add(testimonials[0].text)
+    return result
+
+
+def _hashtags(draft: Draft) -> list[str]:
+    voice = draft.brand.voice_for(draft.platform)
+    topic = " ".join([draft.brief.subject, draft.brief.how, draft.brief.statement])
+    tags = hashtags_for(topic, draft.brand, draft.rules, voice.hashtag_strategy if voice else "")
+    return tags[: max(draft.rules.hashtags_min, min(3, draft.rules.hashtags_max))]
 
 
 class BuiltinTextProvider:
-    """Writes offline from the brand runtime and the platform rules; deterministic for the same inputs."""
+    """Writes offline from the brief and the brand runtime; deterministic for the same inputs."""
 
     name = "builtin"
 
-    # -- posts
     async def write(self, request: PostRequest) -> str:
         """A caption, hook, script or blog post."""
         return self.compose(request)
 
     def compose(self, request: PostRequest) -> str:
-        """The synchronous composer behind `write` (plans call it for many posts)."""
-        topic = extract_topic(request.prompt)
+        """The synchronous writer behind `write` (plans and suggested hooks call it for many texts)."""
         rng = seeded(
             request.prompt,
             request.content_type,
@@ -82,32 +143,44 @@ class BuiltinTextProvider:
             request.brand.name,
             request.brand.tone,
         )
-        m = material.material(topic, request.brand, request.platform, rng, request.prompt, request.angle)
-        family = material.pick_family(request.hook_family, m, rng)
-        hook = request.hook or material.HOOKS[family](m, rng)
+        draft = draft_of(request.prompt, request.brand, request.platform, rng)
+        hook = request.hook or phrasing.hook(draft.brief, draft.brand, request.hook_family, draft.facts, rng)
         if request.content_type == "hook":
-            text = clip(hook, 120)
+            text = hook if len(hook) <= 120 else cut_at_sentence(hook, 120)
         elif request.content_type == "script":
-            text = self._script(m, hook, request.prompt, rng)
+            text = self._script(draft, hook, request.prompt, rng)
         elif request.content_type == "blog":
-            text = self._blog(m, hook, rng)
+            text = self._blog(draft, hook, rng)
         else:
-            text = self._caption(m, hook, rng)
+            text = self._caption(draft, hook, rng)
         return _clean(text, request.brand, request.platform)
 
-    def _caption(self, m: material.Material, hook: str, rng: random.Random) -> str:
-        structure = rng.choice(material.STRUCTURES)
-        body = [block for block in material.BODIES[structure](m, rng) if block]
-        voice = m.brand.voice_for(m.platform)
-        tags = hashtags_for(m.topic, m.brand, m.rules, voice.hashtag_strategy if voice else "")
-        cta = material.cta(m, rng)
-        separator = "\n\n" if m.rules.line_breaks else " "
-        if not m.rules.line_breaks:
-            body = [block.replace("\n", " ") for block in body[:2]]
-        ending = [cta, " ".join(tags)] if tags else [cta]
-        return fit_blocks([hook, *body, *ending], m.rules.caption_limit, separator, keep_last=len(ending))
+    def _caption(self, draft: Draft, hook: str, rng: random.Random) -> str:
+        rules = draft.rules
+        short = draft.platform in SHORT_PLATFORMS or rules.caption_limit <= 500
+        sentences_wanted = 2 if short else 4
+        request = draft.brief
+        lines = body(draft, hook, rng, sentences_wanted)
+        steps_text = ""
+        if request.action == "tips" and not short:
+            steps = phrasing.steps(request, draft.brand, request.steps or 3)
+            steps_text = "\n".join(f"{number}. {step}" for number, step in enumerate(steps, start=1))
+            lines = lines[:2]
+        cta = phrasing.call_to_action(request, draft.sector, draft.platform, rng)
+        tags = _hashtags(draft)
+        if steps_text:
+            middle = [" ".join(lines), steps_text]
+        elif rules.line_breaks and not short:
+            middle = [" ".join(lines[:2]), " ".join(lines[2:])]
+        elif rules.line_breaks:
+            middle = [" ".join(lines)]
+        else:
+            middle = lines
+        ending = [part for part in (cta, " ".join(tags)) if part]
+        separator = "\n\n" if rules.line_breaks else " "
+        return fit_blocks([hook, *middle, *ending], rules.caption_limit, separator, keep_last=len(ending))
 
-    def _script(self, m: material.Material, hook: str, prompt: str, rng: random.Random) -> str:
+    def _script(self, draft: Draft, hook: str, prompt: str, rng: random.Random) -> str:
         stated = re.search(
             r"(\d{1,3})\s*(?:-|\s)?(s|sec|secs|second|seconds|min|minute|minutes)\b", prompt, re.IGNORECASE
         )
@@ -115,61 +188,77 @@ class BuiltinTextProvider:
         if stated:
             seconds = int(stated.group(1)) * (60 if stated.group(2).lower().startswith("min") else 1)
             seconds = max(10, min(seconds, 600))
-        beats = [block for block in material.body_problem_solution(m, rng) if block][:3]
-        if len(beats) < 3:
-            beats.append(sentence(f"Try one change to {m.topic} this week and watch what it does"))
+        beats = body(draft, hook, rng, 3)
+        if draft.brief.action == "tips":
+            beats = beats[:1] + phrasing.steps(draft.brief, draft.brand, draft.brief.steps or 3)
         hook_end = max(3, round(seconds * 0.1))
         cta_start = seconds - max(5, round(seconds * 0.12))
-        span = (cta_start - hook_end) / len(beats)
+        span = (cta_start - hook_end) / max(1, len(beats))
         lines = [f"HOOK (0-{hook_end}s): {hook}", "", "BODY"]
         for index, beat in enumerate(beats):
             start = round(hook_end + index * span)
             end = round(hook_end + (index + 1) * span)
-            lines.append(f"[{start}-{end}s] {beat.replace(chr(10), ' ')}")
-        lines += ["", f"CTA ({cta_start}-{seconds}s): {material.cta(m, rng)}"]
+            lines.append(f"[{start}-{end}s] {beat}")
+        cta = phrasing.call_to_action(draft.brief, draft.sector, draft.platform, rng) or draft.brief.question
+        lines += ["", f"CTA ({cta_start}-{seconds}s): {cta}"]
         return "\n".join(lines)
 
-    def _blog(self, m: material.Material, hook: str, rng: random.Random) -> str:
-        title = upper_first(clip(m.topic, 70))
-        if m.brand.name and rng.random() < 0.5:
-            title = f"{title}: what {m.brand.name} has learned"
-        sections: list[tuple[str, str]] = []
-        if m.pain:
+    def _blog(self, draft: Draft, hook: str, rng: random.Random) -> str:
+        request = draft.brief
+        title = _title(request)
+        stems = draft.stems
+        sections: list[tuple[str, list[str]]] = []
+        given = [phrasing.detail_sentence(detail, request.subject) for detail in request.details]
+        statement = phrasing.sentence(request.statement) if request.statement else ""
+        if statement and phrasing.overlaps(statement, hook):
+            statement = ""
+        if statement or any(given):
             sections.append(
                 (
-                    "The problem",
-                    sentence(f"{upper_first(clause(m.pain))}. That is where {m.topic} tends to break"),
+                    "What is new" if request.action == "announce" else "The short version",
+                    [
+                        text
+                        for text in [phrasing.sentence(request.statement) if request.statement else "", *given]
+                        if text
+                    ],
                 )
             )
-        if m.angle:
-            sections.append((upper_first(clip(m.angle, 60)), " ".join(material.body_insight(m, rng)[:2])))
-        for value in m.brand.value_propositions[:2]:
-            sections.append((upper_first(clip(clause(value), 60)), sentence(f"Applied to {m.topic}, {clause(value)}")))
-        if m.proof is not None:
-            sections.append(("What the results show", material.proof_sentence(m)))
-        for detail in m.details[:2]:
-            sections.append((upper_first(clip(clause(detail), 60)), sentence(detail)))
-        if len(sections) < 3:
-            sections.append(("Where to start", sentence(f"Pick one part of {m.topic} and make it repeatable")))
-            sections.append(
-                (
-                    "How to keep it going",
-                    sentence(f"Review {m.topic} on a fixed rhythm and adjust one thing at a time"),
-                )
-            )
+        pains = phrasing.relevant(draft.facts, stems, sources=("pain",), limit=2)
+        if pains:
+            sections.append(("The problem", [fact.text for fact in pains]))
+        values = phrasing.relevant(draft.facts, stems, sources=("value",), limit=2)
+        if values:
+            sections.append(("How we approach it", [fact.text for fact in values]))
+        proofs = phrasing.relevant(draft.facts, stems, sources=("proof", "testimonial"), limit=2)
+        if proofs:
+            sections.append(("What the results show", [fact.text for fact in proofs]))
+        if request.action == "tips":
+            steps = phrasing.steps(request, draft.brand, request.steps or 3)
+            sections.append(("Step by step", ["\n".join(f"{n}. {step}" for n, step in enumerate(steps, start=1))]))
         sections = sections[:5]
-        parts = [
-            f"# {title}",
-            hook,
-            sentence(f"This post walks through {_words(len(sections))} parts of {m.topic}"),
-        ]
-        for heading, text in sections:
-            parts += [f"## {heading}", text]
-        parts += [
-            "## Conclusion",
-            sentence(f"{upper_first(m.topic)} gets easier once it has a clear owner and a clear process"),
-            material.cta(m, rng),
-        ]
+        if len(sections) < 3:
+            goals = phrasing.relevant(draft.facts, stems, sources=("goal",), limit=1)
+            sections.insert(
+                1,
+                (
+                    "What we want for you",
+                    [fact.text for fact in goals] or [values[0].text]
+                    if values
+                    else ["We write about it because it comes up every week."],
+                ),
+            )
+        parts = [f"# {title}", hook]
+        said = [hook]
+        for heading, texts in sections:
+            # Brands often say one thing twice (a value proposition and a proof point); the post says it once.
+            fresh = [text for text in texts if not any(phrasing.overlaps(text, other) for other in said)]
+            said += fresh
+            if fresh:
+                parts += [f"## {heading}", " ".join(fresh)]
+        cta = phrasing.call_to_action(request, draft.sector, None, rng) or request.question
+        goals = phrasing.relevant(draft.facts, stems, sources=("goal",), limit=1)
+        summary = goals[0].text if goals and not any(goals[0].text in text for _, text in sections) else ""
+        parts += ["## In short", " ".join(part for part in (summary, cta) if part)]
         return "\n\n".join(parts)
 
     # -- adaptation
@@ -178,16 +267,16 @@ class BuiltinTextProvider:
         rules = rules_for(request.target_platform)
         brand = request.brand
         source_tags = re.findall(r"(?:(?<=\s)|^)#\w+", request.content)
-        body = re.sub(r"(?:(?<=\s)|^)#\w+", "", request.content)
-        body = _clean(body, brand, request.target_platform)
-        parts = [part for part in sentences(body) if part]
+        text = re.sub(r"(?:(?<=\s)|^)#\w+", "", request.content)
+        text = _clean(text, brand, request.target_platform)
+        parts = [part for part in sentences(text) if part]
         voice = brand.voice_for(request.target_platform)
-        tags = [tag for tag in dict.fromkeys(source_tags)][: rules.hashtags_max]
+        tags = list(dict.fromkeys(source_tags))[: rules.hashtags_max]
         if len(tags) < rules.hashtags_min:
-            topic = " ".join(keywords(body, 4))
+            topic = " ".join(keywords(text, 4))
             extra = hashtags_for(topic, brand, rules, voice.hashtag_strategy if voice else "")
             tags += [tag for tag in extra if tag.lower() not in {existing.lower() for existing in tags}]
-            tags = tags[: max(rules.hashtags_min, len(tags) if len(tags) <= rules.hashtags_max else rules.hashtags_max)]
+            tags = tags[: rules.hashtags_min]
         tag_text = " ".join(tags)
         separator = "\n\n" if rules.line_breaks else " "
         room = rules.caption_limit - (len(tag_text) + len(separator) if tag_text else 0)
@@ -195,17 +284,17 @@ class BuiltinTextProvider:
         kept = list(parts)
         while len(" ".join(kept)) > room and len(kept) > 2:
             del kept[-2]
-        text = cut_at_sentence(" ".join(kept), room) if kept else ""
-        if rules.line_breaks and len(kept) > 2 and len(text) > 200:
+        adapted = cut_at_sentence(" ".join(kept), room) if kept else ""
+        if rules.line_breaks and len(kept) > 2 and len(adapted) > 200:
             middle = " ".join(kept[1:-1])
-            text = separator.join(block for block in (kept[0], middle, kept[-1]) if block)
-            if len(text) > room:
-                text = cut_at_sentence(" ".join(kept), room)
-        return (text + separator + tag_text).strip() if tag_text else text
+            adapted = separator.join(block for block in (kept[0], middle, kept[-1]) if block)
+            if len(adapted) > room:
+                adapted = cut_at_sentence(" ".join(kept), room)
+        return (adapted + separator + tag_text).strip() if tag_text else adapted
 
     # -- storyboard
     async def storyboard(self, request: StoryboardRequest) -> dict[str, Any]:
-        """Frames from the concept and the brand: hook first, CTA last, shots varied, durations exact."""
+        """Frames on the concept: its hook first, what it says in the middle, a call to action last."""
         rng = seeded(
             "storyboard",
             request.concept,
@@ -215,34 +304,34 @@ class BuiltinTextProvider:
             request.style,
             request.brand.name,
         )
-        topic = extract_topic(request.concept)
-        m = material.material(topic, request.brand, None, rng, request.concept)
-        character = _character(request, m)
-        beats = _story_beats(m, request.scenes - 2)
-        hook = material.HOOKS[material.pick_family(None, m, rng)](m, rng)
-        cta = (
-            material.cta(m, rng)
-            if request.platform not in {"tiktok", "instagram-reels", "youtube-shorts"}
-            else ("Follow for more, and comment your question below.")
-        )
+        draft = draft_of(request.concept, request.brand, None, rng)
+        hook = phrasing.hook(draft.brief, draft.brand, None, draft.facts, rng)
+        middle_count = request.scenes - 2
+        beats = [beat for beat in body(draft, hook, rng, middle_count) if len(beat) <= 160]
+        spare = [fact.text for fact in draft.facts if len(fact.text) <= 160]
+        if draft.brief.action == "tips":
+            spare = phrasing.steps(draft.brief, draft.brand, middle_count) + spare
+        # A storyboard needs a beat for every scene: the brand's other facts fill in, never a repeat.
+        for candidate in [*spare, *phrasing.steps(draft.brief, draft.brand, middle_count)]:
+            if len(beats) >= middle_count:
+                break
+            if not any(phrasing.overlaps(candidate, other) for other in [hook, *beats]):
+                beats.append(candidate)
+        beats = beats[:middle_count]
+        while len(beats) < middle_count:
+            beats.append(beats[-1] if beats else hook)
+        cta = phrasing.call_to_action(draft.brief, draft.sector, None, rng) or draft.brief.question
         captions = [hook, *beats, cta]
         durations = split_duration(request.duration, len(captions))
         shots = _shot_sequence(len(captions), rng)
-        movements = [
-            "static",
-            "zoom-in",
-            "pan-left",
-            "tracking",
-            "zoom-out",
-            "pan-right",
-            "tilt-up",
-            "tilt-down",
-        ]
+        movements = ["static", "zoom-in", "pan-left", "tracking", "zoom-out", "pan-right", "tilt-up", "tilt-down"]
+        subject = draft.brief.topic
+        character = _character(request, subject)
         visual = request.style or "clean, natural light, brand colours"
         frames = []
         for index, caption in enumerate(captions):
             role = "hook" if index == 0 else "call to action" if index == len(captions) - 1 else "story beat"
-            scene = clip(caption, 160)
+            spoken = _clean(caption, request.brand, None)
             frames.append(
                 {
                     "id": f"frame-{index + 1}",
@@ -252,16 +341,16 @@ class BuiltinTextProvider:
                     if index
                     else "zoom-in",
                     "duration": durations[index],
-                    "imagePrompt": f"{character} {_shot_words(shots[index])} illustrating: {scene} "
-                    f"Style: {visual}. No on-screen text.",
-                    "videoPrompt": f"{_shot_words(shots[index]).capitalize()}, {role}: {scene}",
-                    "caption": clip(caption, 120),
-                    "voiceover": caption.replace("\n", " "),
+                    "imagePrompt": f"{character} {_shot_words(shots[index]).capitalize()} for a video about "
+                    f"{clip(subject, 80)}, showing: {clip(spoken, 140)} Style: {visual}. No on-screen text.",
+                    "videoPrompt": f"{_shot_words(shots[index]).capitalize()}, {role}: {clip(spoken, 140)}",
+                    "caption": spoken if len(spoken) <= 120 else cut_at_sentence(spoken, 120),
+                    "voiceover": spoken,
                     "notes": f"{role.capitalize()} ({durations[index]:g}s).",
                 }
             )
         return {
-            "title": upper_first(clip(topic, 80)),
+            "title": phrasing.upper_first(clip(_title(draft.brief), 80)),
             "totalDuration": request.duration,
             "aspectRatio": "9:16" if request.short_form else "16:9",
             "characterDescription": character,
@@ -270,7 +359,7 @@ class BuiltinTextProvider:
 
     # -- carousel
     async def carousel(self, request: CarouselRequest) -> list[dict[str, Any]]:
-        """Slide text for the template, hook first and CTA last, each field short enough for its layout."""
+        """Slide text for the template on the topic, hook first and CTA last, short enough for its layout."""
         rng = seeded(
             "carousel",
             request.topic,
@@ -282,25 +371,19 @@ class BuiltinTextProvider:
             request.constraints,
             request.brand.name,
         )
-        m = material.material(
-            clip(lower_first(request.topic), 90),
-            request.brand,
-            request.platform,
-            rng,
-            request.topic + ". " + request.constraints,
-        )
-        hook = request.hook or material.HOOKS[material.pick_family(request.hook_family, m, rng)](m, rng)
-        slides = carousel_templates.build(request, m.topic, hook, m, rng)
+        prompt = request.topic + (". " + request.constraints if request.constraints else "")
+        draft = draft_of(prompt, request.brand, request.platform, rng)
+        hook = request.hook or phrasing.hook(draft.brief, draft.brand, request.hook_family, draft.facts, rng)
+        slides = carousel_slides.build(request, draft, hook, rng)
         for slide in slides:
             for key, value in list(slide.items()):
-                if isinstance(value, str):
+                if isinstance(value, str) and key != "body" or isinstance(value, str) and value != request.cta_url:
                     slide[key] = _clean(value, request.brand, request.platform)
         return slides
 
     # -- plans
     async def plan_post(self, request: PlanPostRequest) -> PlanPostDraft:
-        """One plan post: the caption in the rotation's hook family and angle, with its hashtags."""
-        hook = request.top_hook
+        """One plan post: the caption in the rotation's hook family, with its hashtags."""
         post = PostRequest(
             prompt=request.topic + (". " + request.source_notes if request.source_notes else ""),
             content_type="caption",
@@ -308,23 +391,35 @@ class BuiltinTextProvider:
             platform=request.platform,
             hook_family=request.hook_family,
             angle=request.angle or None,
-            hook=hook,
+            hook=request.top_hook,
             variant=request.day * 10 + request.index,
         )
         caption = self.compose(post)
         first_line = caption.split("\n", 1)[0]
         hashtags = re.findall(r"(?:(?<=\s)|^)#\w+", caption)
-        title = None
-        if request.platform == "youtube":
-            title = clip(upper_first(extract_topic(request.topic)), 100)
+        topic = brief.read(request.topic)
+        title = clip(phrasing.upper_first(_title(topic)), 100) if request.platform == "youtube" else None
         return PlanPostDraft(
-            hook=clip(first_line, 300),
+            hook=cut_at_sentence(first_line, 300),
             angle=request.angle,
             caption=caption,
             hashtags=hashtags,
             title=title,
-            visual_direction=_visual_direction(request.media_type, extract_topic(request.topic), request.brand),
+            visual_direction=_visual_direction(request.media_type, topic.topic, request.brand),
         )
+
+
+def _title(request: Brief) -> str:
+    """A headline for a blog post, a video or a storyboard: the topic as a phrase."""
+    if request.action == "explain" and request.statement:
+        return phrasing.upper_first(f"{request.question_word or 'why'} {phrasing.clause(request.statement)}")
+    if request.how:
+        return phrasing.upper_first(f"how to {phrasing.clause(request.how)}")
+    if request.action == "ask" and request.question:
+        return request.question
+    if request.statement:
+        return phrasing.upper_first(phrasing.clause(request.statement))
+    return phrasing.upper_first(phrasing.clause(request.subject or "what we are working on"))
 
 
 def split_duration(total: float, count: int) -> list[float]:
@@ -350,43 +445,14 @@ def _shot_words(shot: str) -> str:
     return {"CU": "close-up shot", "MS": "medium shot", "FS": "full shot", "WS": "wide shot"}[shot]
 
 
-def _character(request: StoryboardRequest, m: material.Material) -> str:
-    age = f"in the {request.brand.audience_age} age range" if request.brand.audience_age else "adult"
-    setting = lower_first(m.angle) if m.angle else "their everyday work"
-    person = f"The same {age} presenter in smart casual clothes, friendly and focused"
-    base = f"{person}, in a setting about {setting}."
+def _character(request: StoryboardRequest, subject: str) -> str:
+    age = f" in the {request.brand.audience_age} age range" if request.brand.audience_age else ""
+    person = f"The same adult presenter{age}, in smart casual clothes, friendly and focused"
     if request.brand_notes:
-        base = f"{person}; {clip(request.brand_notes, 160)}."
-    return base.replace("  ", " ")
-
-
-def _story_beats(m: material.Material, count: int) -> list[str]:
-    pool = [part for part in m.details if part]
-    if m.pain:
-        pool.append(sentence(f"The problem: {clause(m.pain)}"))
-    pool += [sentence(f"What helps: {clause(value)}") for value in m.brand.value_propositions[:3]]
-    if m.proof is not None:
-        pool.append(material.proof_sentence(m))
-    if m.aspiration:
-        pool.append(sentence(f"The result you want: {clause(m.aspiration)}"))
-    pool += [sentence(f"{upper_first(name)} in practice") for name, _ in m.brand.content_pillars[:2]]
-    generic = [
-        sentence(f"Show the moment {m.topic} gets stuck"),
-        sentence(f"Show the first small change to {m.topic}"),
-        sentence("Show the change working day to day"),
-        sentence(f"Show what {m.topic} looks like once it runs smoothly"),
-        sentence("Recap the one idea to remember"),
-    ]
-    beats = list(dict.fromkeys(pool))
-    index = 0
-    while len(beats) < count:
-        beats.append(
-            generic[index % len(generic)]
-            if index < len(generic)
-            else f"Beat {len(beats) + 1}: {generic[index % len(generic)]}"
-        )
-        index += 1
-    return beats[:count]
+        return f"{person}; {clip(request.brand_notes, 160)}."
+    industry = request.brand.industry.lower()
+    setting = phrasing.with_article(industry) if industry else "the place where it happens"
+    return f"{person}, at work in {setting}."
 
 
 def _visual_direction(media_type: str, topic: str, brand: BrandContext) -> str:

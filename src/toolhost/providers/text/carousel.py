@@ -1,4 +1,8 @@
-"""Carousel templates of the built-in composer: slide text sized for the visual gate."""
+"""Carousel slides of the built-in writer: on the topic, one whole sentence per body, steps that are steps.
+
+Headlines are labels the template names ("Step 2", "Myth", "The numbers") or short facts; bodies are
+sentences from the brief and the brand, each short enough for the tightest layout of the visual gate.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,12 @@ import random
 import re
 from typing import TYPE_CHECKING, Any
 
-from toolhost.providers.text.compose import FIGURE, clause, clip, sentence, sentences, upper_first
+from toolhost.providers.text import phrasing
+from toolhost.providers.text.compose import FIGURE, clip, cut_at_sentence, sentences
 
 if TYPE_CHECKING:
     from toolhost.providers.text.base import CarouselRequest
-    from toolhost.providers.text.material import Material
+    from toolhost.providers.text.builtin import Draft
 
 # The tightest layouts (authority-statement headlines at 86 px, upper-cased; single-line CTA buttons) hold
 # about this much text; staying under keeps every slide inside its expected lines.
@@ -18,97 +23,100 @@ HEADLINE_CHARS = 34
 SUBHEADLINE_CHARS = 70
 BODY_CHARS = 150
 CTA_CHARS = 28
-
-
-def _headline(text: str) -> str:
-    return clip(upper_first(clause(text)), HEADLINE_CHARS)
+LABELS = {
+    "value": "What you get",
+    "proof": "The numbers",
+    "pain": "The problem",
+    "goal": "The goal",
+    "testimonial": "In their words",
+    "detail": "The details",
+    "statement": "The short version",
+    "step": "Try this",
+}
+STAGES = ("The setup", "The struggle", "The turn", "The change", "The result", "The lesson", "What's next", "Why")
 
 
 def _body(text: str) -> str:
-    return clip(sentence(text), BODY_CHARS)
+    return text if len(text) <= BODY_CHARS else cut_at_sentence(text, BODY_CHARS)
 
 
 def _emphasis(text: str) -> list[str]:
-    words = [word for word in re.findall(r"[A-Za-z0-9%$]+", text) if len(word) > 4 or FIGURE.search(word)]
+    words = [word for word in re.findall(r"[A-Za-z0-9%$£]+", text) if len(word) > 4 or FIGURE.search(word)]
     return sorted(words, key=lambda word: (-bool(FIGURE.search(word)), -len(word)))[:2]
 
 
-def _points(m: Material) -> list[tuple[str, str]]:
-    """(headline, body) pairs from the brand and the request, most relevant first; nothing invented."""
+def _points(draft: Draft, hook: str) -> list[tuple[str, str]]:
+    """(source, sentence) pairs on the topic: what the prompt said, then the brand's facts that bear on it;
+    nothing the hook already says."""
+    request = draft.brief
     points: list[tuple[str, str]] = []
-    for value in m.brand.value_propositions:
-        points.append((value, f"For {m.topic}: {clause(value)}"))
-    for pillar in m.brand.messaging_pillars:
-        points.append((pillar, f"{upper_first(clause(pillar))}, applied to {m.topic}"))
-    for name, _ in m.brand.content_pillars:
-        points.append((name, f"How {clause(name)} shapes {m.topic}"))
-    for detail in m.details:
-        points.append((detail, detail))
-    if m.aspiration:
-        points.append((m.aspiration, f"The goal: {clause(m.aspiration)}"))
-    return list(dict.fromkeys(points))
+    if request.statement:
+        points.append(("statement", phrasing.sentence(request.statement)))
+    for detail in request.details:
+        text = phrasing.detail_sentence(detail, request.subject)
+        if text:
+            points.append(("detail", text))
+    stems = draft.stems
+    ranked = phrasing.relevant(draft.facts, stems, sources=("value", "proof", "pain", "goal", "testimonial"), limit=8)
+    points += [(fact.source, fact.text) for fact in ranked if len(fact.text) <= BODY_CHARS * 2]
+    for step in phrasing.steps(request, draft.brand, 6):
+        points.append(("step", step))
+    unique: list[tuple[str, str]] = []
+    for source, text in points:
+        if not phrasing.overlaps(text, hook) and not any(phrasing.overlaps(text, other) for _, other in unique):
+            unique.append((source, text))
+    return unique
 
 
-def _generic(m: Material, count: int) -> list[tuple[str, str]]:
-    steps = [
-        ("Name the real problem", f"Write down where {m.topic} gets stuck today"),
-        ("Pick one change", f"Choose the smallest change to {m.topic} you can make this week"),
-        ("Make it repeatable", "Turn what worked into a checklist the whole team can use"),
-        ("Measure what moved", "Compare before and after, and keep only what helped"),
-        ("Share what you learned", "Tell your team what changed and why"),
-        ("Review on a rhythm", f"Come back to {m.topic} on a fixed schedule"),
-        ("Keep it simple", "Drop anything that adds work without adding results"),
-        ("Ask for feedback", "Ask the people affected what still gets in the way"),
-    ]
-    return steps[:count]
+MYTH_FRAMES = ("{pain}, and nothing can change that", "{pain}, and that is just how it is", "{pain}, whatever you do")
 
 
-def _fill(m: Material, count: int, rng: random.Random) -> list[tuple[str, str]]:
-    points = _points(m)
-    if len(points) < count:
-        points += [step for step in _generic(m, count) if step not in points]
-    return points[:count]
-
-
-def _middle(request: CarouselRequest, m: Material, count: int, rng: random.Random) -> list[dict[str, Any]]:
+def _middle(request: CarouselRequest, draft: Draft, hook: str, count: int) -> list[dict[str, Any]]:
     template = request.template_id
-    slides: list[dict[str, Any]] = []
-    if template == "myth-vs-reality":
-        pains = list(m.brand.audience_pains) or [f"{m.topic} needs more effort"]
-        points = _fill(m, count, rng)
-        for index in range(count):
-            if index % 2 == 0:
-                myth = pains[(index // 2) % len(pains)]
-                slides.append({"headline": "Myth", "body": _body(f"{clause(myth)} is just how {m.topic} works")})
-            else:
-                head, body = points[index // 2]
-                slides.append({"headline": "Reality", "body": _body(body), "emphasisWords": _emphasis(head)})
-        return slides
-    if template == "before-after":
-        before = list(m.brand.audience_pains) or [f"{m.topic} done by hand, every time"]
-        after = (
-            list(m.brand.audience_aspirations)
-            or [clause(value) for value in m.brand.value_propositions]
-            or [f"{m.topic} with a clear, repeatable process"]
+    points = _points(draft, hook)
+    by_source = {source: [text for kind, text in points if kind == source] for source in LABELS}
+    if template == "step-by-step":
+        steps = phrasing.steps(draft.brief, draft.brand, count)
+        return [
+            {"headline": f"Step {number}", "body": _body(step), "emphasisWords": _emphasis(step)}
+            for number, step in enumerate(steps, start=1)
+        ]
+    if template in ("myth-vs-reality", "before-after"):
+        # Pairs while the brand has pains to set against its answers; the rest are the topic's other points.
+        pains = by_source["pain"]
+        answers = (
+            (by_source["value"] + by_source["proof"] + by_source["step"])
+            if template == "myth-vs-reality"
+            else (by_source["goal"] + by_source["value"] + by_source["step"])
         )
-        for index in range(count):
-            if index % 2 == 0:
-                slides.append({"headline": "Before", "body": _body(before[(index // 2) % len(before)])})
-            else:
-                slides.append({"headline": "After", "body": _body(after[(index // 2) % len(after)])})
+        first, second = ("Myth", "Reality") if template == "myth-vs-reality" else ("Before", "After")
+        slides: list[dict[str, Any]] = []
+        used: list[str] = []
+        for pair in range(min(len(pains), len(answers), count // 2)):
+            pain = pains[pair]
+            if template == "myth-vs-reality":
+                pain = phrasing.sentence(MYTH_FRAMES[pair % len(MYTH_FRAMES)].format(pain=phrasing.clause(pain)))
+            slides.append({"headline": first, "body": _body(pain)})
+            slides.append({"headline": second, "body": _body(answers[pair]), "emphasisWords": _emphasis(answers[pair])})
+            used += [pains[pair], answers[pair]]
+        rest = [(source, text) for source, text in points if text not in used]
+        for source, text in rest[: count - len(slides)]:
+            slides.append({"headline": LABELS[source], "body": _body(text)})
         return slides
     if template == "data-stats":
-        figures = [part for part in sentences(request.topic + ". " + request.constraints) if FIGURE.search(part)]
+        figures = [text for _, text in points if FIGURE.search(text)]
         figures += [
-            point.claim + (f" ({point.evidence})" if point.evidence else "")
-            for point in m.brand.proof_points
-            if FIGURE.search(point.claim)
+            text
+            for text in sentences(request.constraints)
+            if FIGURE.search(text) and not text.lower().startswith("how to")
         ]
         figures = list(dict.fromkeys(figures))
+        others = [(source, text) for source, text in points if text not in figures]
+        slides = []
         for index in range(count):
             if index < len(figures):
-                figure = re.search(r"[$€£]?\d[\d.,]*\s*(?:%|x|k|m|hours?|days?|minutes?|weeks?)?", figures[index])
-                headline = figure.group(0).strip() if figure else _headline(figures[index])
+                figure = re.search(r"[$€£]?\d[\d.,]*\s*(?:%|x|k|m|hours?|days?|minutes?|weeks?|g)?", figures[index])
+                headline = figure.group(0).strip() if figure else LABELS["proof"]
                 slides.append(
                     {
                         "headline": clip(headline, HEADLINE_CHARS),
@@ -117,77 +125,49 @@ def _middle(request: CarouselRequest, m: Material, count: int, rng: random.Rando
                     }
                 )
             else:
-                head, body = _fill(m, count, rng)[index]
-                slides.append({"headline": _headline(head), "body": _body(body)})
+                source, text = others[(index - len(figures)) % len(others)]
+                slides.append({"headline": LABELS[source], "body": _body(text)})
         return slides
     if template == "quote-collection":
-        quotes = list(m.brand.testimonials)
-        for index in range(count):
-            if index < len(quotes):
-                slides.append(
-                    {
-                        "headline": "In their words",
-                        "body": clip(f"\u201c{clause(quotes[index])}\u201d", BODY_CHARS),
-                    }
-                )
-            else:
-                head, body = _fill(m, count, rng)[index]
-                slides.append({"headline": _headline(head), "body": _body(body)})
-        return slides
-    points = _fill(m, count, rng)
-    for index, (head, body) in enumerate(points):
-        headline = _headline(head)
-        if template == "step-by-step":
-            headline = clip(f"Step {index + 1}: {clause(head)}", HEADLINE_CHARS)
+        quotes = by_source["testimonial"]
+        ordered = [("testimonial", text) for text in quotes] + [item for item in points if item[1] not in quotes]
+        return [{"headline": LABELS[source], "body": _body(text)} for source, text in ordered[:count]]
+    slides = []
+    for index, (source, text) in enumerate(points[:count]):
+        if template == "story-arc":
+            slides.append({"headline": STAGES[index % len(STAGES)], "body": _body(text)})
         elif template == "educational-series":
-            headline = clip(f"Lesson {index + 1}: {clause(head)}", HEADLINE_CHARS)
-        elif template == "story-arc":
-            stage = [
-                "The setup",
-                "The struggle",
-                "The turn",
-                "The change",
-                "The result",
-                "The lesson",
-                "What's next",
-                "Why it matters",
-            ]
-            slides.append(
-                {
-                    "headline": stage[index % len(stage)],
-                    "subheadline": clip(upper_first(clause(head)), SUBHEADLINE_CHARS),
-                    "body": _body(body),
-                }
-            )
-            continue
-        slides.append({"headline": headline, "body": _body(body), "emphasisWords": _emphasis(head)})
+            slides.append({"headline": f"Lesson {index + 1}", "body": _body(text), "emphasisWords": _emphasis(text)})
+        else:
+            slides.append({"headline": LABELS[source], "body": _body(text), "emphasisWords": _emphasis(text)})
     return slides
 
 
-def build(request: CarouselRequest, topic: str, hook: str, m: Material, rng: random.Random) -> list[dict[str, Any]]:
+def build(request: CarouselRequest, draft: Draft, hook: str, rng: random.Random) -> list[dict[str, Any]]:
     """The slides, numbered: the hook, the template's middle slides, then the CTA."""
     hook_parts = sentences(hook) or [hook]
     if request.hook:
         # A hook the caller wrote is used verbatim (CATALOG.md §2 generate_carousel).
         first: dict[str, Any] = {"headline": request.hook}
     else:
-        first = {"headline": clip(hook_parts[0], HEADLINE_CHARS * 2)}
-        if len(hook_parts) > 1:
-            first["subheadline"] = clip(" ".join(hook_parts[1:]), SUBHEADLINE_CHARS)
-    first["emphasisWords"] = _emphasis(hook_parts[0])
-    middle = _middle(request, m, request.slide_count - 2, rng)
+        first = {"headline": hook_parts[-1] if len(hook_parts[0]) > HEADLINE_CHARS * 2 else hook_parts[0]}
+        if len(hook_parts) > 1 and len(hook_parts[0]) <= HEADLINE_CHARS * 2:
+            rest = " ".join(hook_parts[1:])
+            if len(rest) <= SUBHEADLINE_CHARS:
+                first["subheadline"] = rest
+    first["emphasisWords"] = _emphasis(first["headline"])
+    middle = _middle(request, draft, hook, request.slide_count - 2)
     cta_text = clip(
         request.cta_text
         or ("Follow for more" if request.platform in {"instagram", "tiktok"} else "Save and share this"),
         CTA_CHARS,
     )
+    closing = phrasing.call_to_action(draft.brief, draft.sector, None, rng) or draft.brief.question
     last: dict[str, Any] = {
-        "headline": clip(f"Ready to improve {m.topic}?", HEADLINE_CHARS * 2),
+        "headline": closing if len(closing) <= HEADLINE_CHARS * 2 else "What do you think?",
         "ctaText": cta_text,
     }
     if request.cta_url:
         last["body"] = request.cta_url
     slides = [first, *middle, last]
-    for number, slide in enumerate(slides, start=1):
-        slide["slideNumber"] = number
-    return [{"slideNumber": slide.pop("slideNumber"), **slide} for slide in slides]
+    return [{"slideNumber": number, **slide} for number, slide in enumerate(slides, start=1)]

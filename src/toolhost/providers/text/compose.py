@@ -7,7 +7,7 @@ import random
 import re
 
 from toolhost.providers.platforms import PlatformRules
-from toolhost.providers.text import analysis
+from toolhost.providers.text import analysis, brief, grammar
 from toolhost.providers.text.base import BrandContext
 
 # The words of a request ("write a post about ...") carry no topic either.
@@ -25,15 +25,13 @@ STOPWORDS = analysis.STOPWORDS | {
     "thread",
     "please",
 }
-LEAD_IN = re.compile(
-    r"^\s*(?:please\s+)?(?:can you\s+|could you\s+)?(?:write|create|draft|generate|make|give "
-    r"me|compose|produce|craft)"
-    r"\s+(?:me\s+|us\s+)?(?:an?\s+|the\s+|some\s+|\d+\s+)?(?:[\w'-]+\s+){0,4}?"
-    r"(?:post|caption|thread|script|blog(?:\s+post)?|article|hook|video|tweet|reel|update|newsletter|copy)s?"
-    r"(?:\s+(?:about|on|for|covering|explaining|regarding|around|that\s+explains|to\s+explain|introducing|announcing))?\s+",
-    re.IGNORECASE,
+# Words that make no hashtag of their own: a reader searches for the thing, not for "new" or "tips".
+NOT_TAGS = grammar.word_set(
+    """
+        new tips tip step steps ways way story our their simple quick why how feature features update launch
+        people followers customers home view guide family business evenings time day week
+        """
 )
-ABOUT = re.compile(r"\b(?:about|on the topic of|regarding|covering)\s+(.+)", re.IGNORECASE)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 FIGURE = re.compile(r"\d")
 CONTRACTIONS = {
@@ -102,52 +100,10 @@ def lower_first(text: str) -> str:
     return text[0].lower() + text[1:]
 
 
-def upper_first(text: str) -> str:
-    """Capitalizes the first letter, leaving the rest alone."""
-    return text[:1].upper() + text[1:] if text else text
-
-
-def sentence(text: str) -> str:
-    """A clause made into a sentence: capitalized, with one end mark."""
-    text = text.strip().rstrip(",;:")
-    if not text:
-        return ""
-    text = upper_first(text)
-    return text if text[-1] in ".!?" else text + "."
-
-
-def clause(text: str) -> str:
-    """A sentence made into a clause to embed: no end mark, first letter lower-cased where safe."""
-    return lower_first(text.strip().rstrip(".!?;:"))
-
-
 def extract_topic(prompt: str) -> str:
-    """The subject of a prompt: its first sentence without the "write a post about" lead-in, bounded."""
-    parts = sentences(prompt)
-    first = parts[0] if parts else prompt.strip()
-    stripped = LEAD_IN.sub("", first, count=1)
-    if stripped == first:
-        match = ABOUT.search(first)
-        if match and len(match.group(1)) > 8:
-            stripped = match.group(1)
-    stripped = re.sub(
-        r"\s+(?:for|on)\s+(?:linkedin|twitter|x|instagram|tiktok|youtube|facebook|threads|bluesky|mastodon)\b",
-        "",
-        stripped,
-        flags=re.IGNORECASE,
-    )
-    topic = clip(stripped.strip().rstrip(".!?:;"), 90)
-    return lower_first(topic) or "what we are working on"
-
-
-def prompt_details(prompt: str) -> list[str]:
-    """Sentences of the prompt after the first: details the caller asked to include."""
-    return [part for part in sentences(prompt)[1:12] if 12 <= len(part) <= 240]
-
-
-def prompt_figures(prompt: str) -> list[str]:
-    """Sentences of the prompt that state a figure; the composer may repeat them, never invent others."""
-    return [part for part in sentences(prompt)[:20] if FIGURE.search(part) and len(part) <= 240]
+    """What a prompt is about, as a noun phrase or clause (the brief's topic), bounded."""
+    topic = brief.read(prompt).topic if not brief.unusable(prompt) else ""
+    return lower_first(clip(topic.strip().rstrip(".!?:;"), 90)) or "what we are working on"
 
 
 def keywords(text: str, limit: int = 8) -> list[str]:
@@ -163,18 +119,36 @@ def keywords(text: str, limit: int = 8) -> list[str]:
     return result
 
 
-def overlap(first: str, second: str) -> int:
-    """How many content words two texts share; ranks pillars and pains by relevance to a topic."""
-    return len(set(keywords(first, 40)) & set(keywords(second, 40)))
-
-
 def hashtag(phrase: str) -> str:
     """`#CamelCase` of a phrase's words (at most three), or "" when nothing usable is left."""
-    words = [word for word in re.findall(r"[A-Za-z0-9]+", phrase) if word.lower() not in STOPWORDS][:3]
+    words = [
+        word
+        for word in re.findall(r"[A-Za-z0-9]+", phrase)
+        if word.lower() not in STOPWORDS
+        and word.lower() not in grammar.INSTRUCTION_VERBS
+        and word.lower() not in NOT_TAGS
+    ][:3]
     if not words:
         return ""
     tag = "".join(word if word.isupper() else word.capitalize() for word in words)
     return "#" + tag if len(tag) >= 3 and not tag.isdigit() else ""
+
+
+NOT_NOUNS = grammar.word_set(
+    """
+    aside straight directly again still also just away back together never always often every each without
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+    september october november december today tomorrow last next
+    """
+)
+
+
+def _taggable(word: str) -> bool:
+    """Whether a topic word can stand as a hashtag: a noun-like word, not a verb form, a day or an adverb."""
+    if len(word) < 3 or word in NOT_TAGS or word in NOT_NOUNS or word.endswith(("ly", "ing")):
+        return False
+    tags = {tag for _, tag in grammar.verb_readings(word)}
+    return not tags & {"VBD", "VBN"} and grammar.word_class(word) in ("WORD", "VERB")
 
 
 def hashtags_for(topic: str, brand: BrandContext, rules: PlatformRules, platform_strategy: str = "") -> list[str]:
@@ -187,8 +161,21 @@ def hashtags_for(topic: str, brand: BrandContext, rules: PlatformRules, platform
     # Brand vocabulary the topic mentions first, then the topic's own nouns, then the brand's pillars.
     candidates += [hashtag(term) for term in brand.preferred_terms if term.lower() in lowered]
     candidates += [hashtag(name) for name, _ in brand.content_pillars if name.lower() in lowered]
-    nouns = [word for word in keywords(topic, 8) if not word.endswith(("ing", "ed", "ly")) and len(word) > 3]
-    candidates += [hashtag(word) for word in nouns[:3]]
+    nouns = [word for word in keywords(topic, 8) if _taggable(word)]
+    # Two nouns side by side in the topic make one tag ("#WholesaleInvoicing"), and their words no others.
+    pairs = [
+        f"{first} {second}"
+        for first, second in zip(nouns, nouns[1:], strict=False)
+        if re.search(rf"(?<![\w-]){first} {second}\b", lowered) and "-" not in first + second
+    ]
+    covered = {word.lower() for tag in candidates if tag for word in re.findall(r"[A-Z][a-z0-9]*", tag)}
+    fresh_pairs: list[str] = []
+    for pair in pairs:
+        if not set(pair.split()) & covered and len(fresh_pairs) < 2:
+            fresh_pairs.append(pair)
+            covered |= set(pair.split())
+    candidates += [hashtag(pair) for pair in fresh_pairs]
+    candidates += [hashtag(word) for word in nouns[:3] if word not in covered]
     candidates += [hashtag(term) for term in brand.preferred_terms]
     candidates += [hashtag(name) for name, _ in brand.content_pillars]
     candidates += [hashtag(brand.industry), hashtag(brand.name)]
@@ -211,7 +198,7 @@ def apply_style(text: str, brand: BrandContext) -> str:
     def expand(match: re.Match[str]) -> str:
         word = match.group(0)
         full = CONTRACTIONS[word.lower()]
-        return upper_first(full) if word[0].isupper() else full
+        return full[:1].upper() + full[1:] if word[0].isupper() else full
 
     return _CONTRACTION.sub(expand, text)
 
