@@ -110,6 +110,24 @@ def test_connectors_list_shows_what_each_connector_supports_and_the_settings_it_
     ]
     assert x["ready"] is False
     assert connectors["webhook"]["ready"] is True and connectors["webhook"]["analytics"] == "push"
+    meta = [
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__META_CLIENT_ID",
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__META_CLIENT_SECRET",
+    ]
+    for name, media_kinds in (("instagram", ["image", "video"]), ("facebook", ["image", "gif", "video"])):
+        listed_meta = connectors[name]
+        assert (listed_meta["platforms"], listed_meta["media_kinds"], listed_meta["analytics"]) == (
+            [name],
+            media_kinds,
+            "pull",
+        )
+        assert listed_meta["comments"] == ["list", "reply", "post", "moderate", "delete"]
+        assert listed_meta["missing_settings"] == meta
+    assert connectors["threads"]["comments"] == ["list", "reply", "post", "moderate"]
+    assert connectors["threads"]["missing_settings"] == [
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__THREADS_CLIENT_ID",
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__THREADS_CLIENT_SECRET",
+    ]
 
     monkeypatch.setattr(connections_cli.console, "width", 200)
     configured = CliRunner().invoke(
@@ -125,3 +143,5 @@ def test_connectors_list_shows_what_each_connector_supports_and_the_settings_it_
     assert configured.exit_code == 0, configured.stderr
     [row] = [line for line in configured.stdout.splitlines() if line.startswith("│ x ")]
     assert "ready" in row and "(missing)" not in row
+    [threads_row] = [line for line in configured.stdout.splitlines() if line.startswith("│ threads ")]
+    assert "THREADS_CLIENT_ID" in threads_row
