@@ -27,6 +27,7 @@ from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import run_jobs
+from toolhost.providers.connectors.base import OutgoingPost, PublishContext
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
@@ -504,3 +505,53 @@ async def test_without_the_meta_app_settings_the_connect_page_names_them(
     assert "TOOLHOST_DISTRIBUTION__CONNECTORS__META_CLIENT_SECRET" in page.text
     refused = await client.get(f"{path}/oauth/instagram")
     assert refused.status_code == 400 and "TOOLHOST_DISTRIBUTION__CONNECTORS__META_CLIENT_ID" in refused.text
+
+
+async def test_the_first_comment_is_posted_once_even_when_a_retry_repeats_the_end_of_the_publication(
+    tenant: Tenant,
+    client: httpx.AsyncClient,
+    platform: Platform,
+    worker: WorkerContext,
+    graph: tuple[GraphStandIn, str],
+) -> None:
+    stand_in, _ = graph
+    account = await connect_instagram(tenant, client, platform, stand_in)
+    key = await stored(tenant, jpeg(100, 100), "image/jpeg")
+    metadata = {"instagram": {"first_comment": "Link in bio"}}
+    post_id = await schedule(
+        tenant, {"caption": "With a comment", "platforms": ["instagram"], "r2_key": key, "platform_metadata": metadata}
+    )
+    await drain(worker)
+    post = await post_row(platform, post_id)
+    assert post.status == "published" and post.external_post_id is not None
+    [comment] = [item for item in stand_in.objects.values() if item["type"] == "comment"]
+    assert (comment["text"], comment["author"], comment["parent"]) == ("Link in bio", "brand", post.external_post_id)
+
+    # A worker that died after Instagram took the comment, before it was recorded, repeats the last step.
+    state = {name: value for name, value in post.connector_state.items() if name != "first_comment_id"}
+    connector = Connectors(platform.settings).get("instagram")
+    assert connector is not None
+    view = accounts_service.session_of(account, TokenVault(platform.settings.secret_key))
+
+    async def save_state(saved: dict[str, Any]) -> None:
+        state.update(saved)
+
+    outgoing = OutgoingPost(
+        post_id=post_id,
+        project_id=str(tenant.project_id),
+        platform="instagram",
+        caption="With a comment",
+        title=None,
+        hashtags=[],
+        media=[],
+        media_type="IMAGE",
+        platform_metadata=metadata,
+        scheduled_at=None,
+        idempotency_key="key-1234567890",
+        attempt=2,
+        created_at=datetime.now(UTC),
+    )
+    result = await connector.publish(view, outgoing, PublishContext(state=dict(state), save_state=save_state))
+    assert result.external_post_id == post.external_post_id
+    assert [item["id"] for item in stand_in.objects.values() if item["type"] == "comment"] == [comment["id"]]
+    assert state["first_comment_id"] == comment["id"]

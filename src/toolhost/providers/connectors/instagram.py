@@ -104,14 +104,14 @@ class InstagramConnector(FacebookLoginConnector):
         """A container (with its carousel items), processed, then published; resumed from the saved state."""
         state = dict(context.state)
         if state.get("media_id"):
+            await self._first_comment(account, post, state, context)
             return await self._result(account, str(state["media_id"]))
         container = state.get("container")
-        caption = post.text()
         if container:
             status = await self.wait_until_processed(account, str(container["id"]), "the post")
             since = parse_iso(str(container["since"]))
             if status.state == "PUBLISHED":
-                return await self._adopt(account, caption, since, state, context)
+                return await self._adopt(account, post, since, state, context)
             if status.state == "EXPIRED":
                 container, state = None, {**state, "container": None, "children": []}
             else:
@@ -137,12 +137,13 @@ class InstagramConnector(FacebookLoginConnector):
             # Whatever the refusal, a container that is PUBLISHED now was published (by this request or an
             # earlier one whose answer was lost): it is adopted, never published again.
             if (await self.container_status(account, str(container["id"]))).state == "PUBLISHED":
-                return await self._adopt(account, caption, since, state, context)
+                return await self._adopt(account, post, since, state, context)
             raise
         if not published.get("id"):
             raise PublishFailed("instagram: the publish reply has no media id", retryable=True)
         state = {**state, "media_id": str(published["id"])}
         await context.save_state(state)
+        await self._first_comment(account, post, state, context)
         return await self._result(account, str(published["id"]))
 
     async def _create(
@@ -216,7 +217,7 @@ class InstagramConnector(FacebookLoginConnector):
     async def _adopt(
         self,
         account: AccountSession,
-        caption: str,
+        post: OutgoingPost,
         since: datetime,
         state: dict[str, Any],
         context: PublishContext,
@@ -230,14 +231,47 @@ class InstagramConnector(FacebookLoginConnector):
             {"fields": "id,caption,timestamp", "limit": str(RECONCILE_MEDIA)},
             action="read the account's media",
         )
-        wanted = comparable(caption)
+        wanted = comparable(post.text())
         for media in reply.get("data") or []:
             if comparable(str(media.get("caption") or "")) == wanted and published_since(media.get("timestamp"), since):
                 state = {**state, "media_id": str(media["id"])}
                 await context.save_state(state)
+                await self._first_comment(account, post, state, context)
                 return await self._result(account, str(media["id"]))
         # Published, but not listed yet: asked again later; publishing the container again is never tried.
         raise PublishFailed("instagram published the post but does not list it yet", retryable=True)
+
+    async def _first_comment(
+        self, account: AccountSession, post: OutgoingPost, state: dict[str, Any], context: PublishContext
+    ) -> None:
+        """platform_metadata.instagram.first_comment: the account's own comment on the new post ("IG Media
+        Comments", POST), made once: a retry first looks for it among the post's comments. The post is published
+        whatever happens to its comment, so a failure here leaves the post as it is."""
+        text = str(options_of(post).get("first_comment") or "").strip()
+        if not text or state.get("first_comment_id"):
+            return
+        media_id = str(state["media_id"])
+        try:
+            listed = await self.graph(
+                account, "GET", f"{media_id}/comments", {"fields": "id,text,username"}, action="read the comments"
+            )
+            mine = next(
+                (
+                    str(comment["id"])
+                    for comment in listed.get("data") or []
+                    if comment.get("username") == account.settings.get("username")
+                    and comparable(str(comment.get("text") or "")) == comparable(text)
+                ),
+                None,
+            )
+            if mine is None:
+                created = await self.graph(
+                    account, "POST", f"{media_id}/comments", {"message": text}, action="post the first comment"
+                )
+                mine = str(created.get("id") or "")
+        except PublishFailed:
+            return
+        await context.save_state({**state, "first_comment_id": mine})
 
     async def _result(self, account: AccountSession, media_id: str) -> PublishResult:
         """Reference "IG Media": the post's permalink, when Instagram shows it."""

@@ -224,15 +224,9 @@ class MetaConnector(OAuthConnector):
         )
 
     async def token_grant(self, url: str, params: dict[str, str]) -> dict[str, Any]:
-        """A GET on one of Meta's token endpoints (long-lived exchange, renewal); a refusal means sign in again."""
+        """A GET on one of Meta's token endpoints (long-lived exchange, renewal). Code 190 (the token is no longer
+        valid) means sign in again; any other refusal leaves a still-valid token in use."""
         response = await self.send("GET", f"{url}?{urlencode(params)}")
-        if response.status in (400, 401) or graph_error(response).code in TOKEN_CODES:
-            error = graph_error(response)
-            raise PublishFailed(
-                f"{self.name} refused to extend the access token ({error.label}); sign in again",
-                retryable=False,
-                authentication=True,
-            )
         check_graph(self.name, response, "extend the access token")
         reply = json_body(self.name, response)
         if not reply.get("access_token"):

@@ -132,7 +132,11 @@ class ThreadsConnector(MetaConnector):
                 _refuse_failed(
                     await self.wait_until_processed(account, str(container["id"]), f"post {index + 1}"), index
                 )
-            posted.append(await self._publish_container(account, str(container["id"]), parts[index], index, reply_to))
+            posted.append(
+                await self._publish_container(
+                    account, str(container["id"]), parts[index], index, reply_to, parse_iso(container["since"])
+                )
+            )
             state = {**state, "posted": posted, "container": None, "children": []}
             await context.save_state(state)
         try:
@@ -144,7 +148,13 @@ class ThreadsConnector(MetaConnector):
         return PublishResult(external_post_id=posted[0], external_url=first.get("permalink"))
 
     async def _publish_container(
-        self, account: AccountSession, container_id: str, text: str, index: int, reply_to: str | None
+        self,
+        account: AccountSession,
+        container_id: str,
+        text: str,
+        index: int,
+        reply_to: str | None,
+        since: datetime,
     ) -> str:
         """Threads API "Posts", Step 2: POST /{threads-user-id}/threads_publish with creation_id. A refusal after
         which the container is PUBLISHED (an earlier request went through) is adopted instead."""
@@ -161,7 +171,7 @@ class ThreadsConnector(MetaConnector):
                 raise
             if (await self.container_status(account, container_id)).state != "PUBLISHED":
                 raise
-            return await self._find(account, text, index=index, reply_to=reply_to, since=datetime.now(UTC))
+            return await self._find(account, text, index=index, reply_to=reply_to, since=since)
         if not published.get("id"):
             raise PublishFailed("threads: the publish reply has no media id", retryable=True)
         return str(published["id"])
