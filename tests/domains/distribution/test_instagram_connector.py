@@ -62,6 +62,9 @@ def graph_settings(database_url: str, media_root: Path, stand_in: GraphStandIn, 
 
 @pytest.fixture
 def settings(request: pytest.FixtureRequest, database_url: str, tmp_path: Path) -> Settings:
+    if "only_meta" in request.fixturenames:
+        enabled = {"enabled": ["instagram", "facebook", "threads"]}
+        return local_settings(database_url, tmp_path / "media", distribution={"connectors": enabled})
     if "graph" not in request.fixturenames:
         return local_settings(database_url, tmp_path / "media")
     stand_in, base = request.getfixturevalue("graph")
@@ -555,3 +558,22 @@ async def test_the_first_comment_is_posted_once_even_when_a_retry_repeats_the_en
     assert result.external_post_id == post.external_post_id
     assert [item["id"] for item in stand_in.objects.values() if item["type"] == "comment"] == [comment["id"]]
     assert state["first_comment_id"] == comment["id"]
+
+
+@pytest.fixture
+def only_meta() -> None:
+    """Marks a test whose server offers the Meta connectors alone (and without their app settings)."""
+
+
+@pytest.mark.parametrize(
+    ("platform_name", "setting"),
+    [("instagram", "META_CLIENT_ID"), ("facebook", "META_CLIENT_SECRET"), ("threads", "THREADS_CLIENT_ID")],
+)
+async def test_start_platform_connection_names_the_meta_settings_that_are_missing(
+    tenant: Tenant, only_meta: None, platform_name: str, setting: str
+) -> None:
+    response = await tenant.call("start_platform_connection", {"platform": platform_name})
+    error = response.json()["structuredContent"]["error"]
+    assert error["error_type"] == "validation_error"
+    assert f"TOOLHOST_DISTRIBUTION__CONNECTORS__{setting}" in error["message"]
+    assert f"TOOLHOST_DISTRIBUTION__CONNECTORS__{setting}" in error["missing_settings"]
