@@ -250,11 +250,10 @@ class MetaConnector(OAuthConnector):
         params: dict[str, str] | None = None,
         *,
         action: str,
-        token: str | None = None,
     ) -> dict[str, Any]:
         """One API request with the account's token (in the query, or the form body of a POST); a rate limit
         Meta expects to lift within rate_limit_wait is waited out in place, a longer one is raised."""
-        access = token or await self.access_token(account)
+        access = await self.access_token(account)
         fields = {**(params or {}), "access_token": access}
         if self.sends_app_secret_proof and self.app.client_secret:
             fields["appsecret_proof"] = hmac.new(
