@@ -210,8 +210,9 @@ class ConnectorSettings(BaseModel):
     """Publishing connectors (CATALOG.md §1.12): which are offered, and where their APIs live."""
 
     enabled: list[str] = Field(
-        default=["webhook", "mastodon", "bluesky", "youtube", "x"],
-        description="Connectors offered on the connect page; youtube and x also need their app's client id and secret.",
+        default=["webhook", "mastodon", "bluesky", "youtube", "x", "instagram", "facebook", "threads"],
+        description="Connectors offered on the connect page; youtube, x, instagram, facebook and threads also need "
+        "their app's client id and secret.",
     )
     webhook_timeout: float = Field(default=10.0, description="Seconds one webhook delivery may take.")
     webhook_attempts: int = Field(default=3, description="Deliveries tried within one publish attempt.")
@@ -240,6 +241,30 @@ class ConnectorSettings(BaseModel):
     )
     x_token_url: str = Field(default="https://api.x.com/2/oauth2/token", description="X's OAuth 2.0 token endpoint.")
     x_api_url: str = Field(default="https://api.x.com/2", description="X API v2 root.")
+    meta_client_id: str | None = Field(
+        default=None, description="App ID of the operator's Meta app with Facebook Login (instagram and facebook)."
+    )
+    meta_client_secret: SecretStr | None = Field(default=None, description="App Secret of that Meta app.")
+    meta_authorize_url: str = Field(
+        default="https://www.facebook.com/v25.0/dialog/oauth", description="Facebook Login's authorization dialog."
+    )
+    meta_token_url: str = Field(
+        default="https://graph.facebook.com/v25.0/oauth/access_token", description="Facebook Login's token endpoint."
+    )
+    meta_graph_url: str = Field(
+        default="https://graph.facebook.com/v25.0", description="Graph API root (Instagram and Facebook Pages)."
+    )
+    threads_client_id: str | None = Field(
+        default=None, description="Threads App ID of the operator's Meta app with the Threads use case."
+    )
+    threads_client_secret: SecretStr | None = Field(default=None, description="Threads App Secret of that app.")
+    threads_authorize_url: str = Field(
+        default="https://threads.net/oauth/authorize", description="Threads' authorization window."
+    )
+    threads_token_url: str = Field(
+        default="https://graph.threads.net/oauth/access_token", description="Threads' token endpoint."
+    )
+    threads_api_url: str = Field(default="https://graph.threads.net/v1.0", description="Threads API root.")
     rate_limit_wait: float = Field(
         default=30.0,
         description="Seconds a publication waits in place for a platform's rate limit to reset; longer waits "
@@ -247,6 +272,11 @@ class ConnectorSettings(BaseModel):
     )
     media_processing_polls: int = Field(
         default=60, description="Times a connector asks whether uploaded media finished processing."
+    )
+    media_processing_seconds: float = Field(
+        default=30.0,
+        description="Seconds between a connector's questions whether a media container (Instagram, Threads) "
+        "finished processing.",
     )
 
 

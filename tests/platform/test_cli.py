@@ -119,6 +119,24 @@ def test_connectors_list_shows_what_each_connector_supports_and_the_settings_it_
     ]
     assert x["ready"] is False
     assert connectors["webhook"]["ready"] is True and connectors["webhook"]["analytics"] == "push"
+    meta = [
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__META_CLIENT_ID",
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__META_CLIENT_SECRET",
+    ]
+    for name, media_kinds in (("instagram", ["image", "video"]), ("facebook", ["image", "gif", "video"])):
+        listed_meta = connectors[name]
+        assert (listed_meta["platforms"], listed_meta["media_kinds"], listed_meta["analytics"]) == (
+            [name],
+            media_kinds,
+            "pull",
+        )
+        assert listed_meta["comments"] == ["list", "reply", "post", "moderate", "delete"]
+        assert listed_meta["missing_settings"] == meta
+    assert connectors["threads"]["comments"] == ["list", "reply", "post", "moderate"]
+    assert connectors["threads"]["missing_settings"] == [
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__THREADS_CLIENT_ID",
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__THREADS_CLIENT_SECRET",
+    ]
 
     monkeypatch.setattr(commands.console, "width", 200)
     configured = CliRunner().invoke(
@@ -134,6 +152,9 @@ def test_connectors_list_shows_what_each_connector_supports_and_the_settings_it_
     assert configured.exit_code == 0, configured.stderr
     [row] = [line for line in configured.stdout.splitlines() if line.startswith("│ x ")]
     assert "ready" in row and "(missing)" not in row
+    [threads_row] = [line for line in configured.stdout.splitlines() if line.startswith("│ threads ")]
+    assert "THREADS_CLIENT_ID" in threads_row
+    assert not (tmp_path / "unused.db").exists()
 
 
 def test_an_operator_creates_a_person_whose_password_is_prompted_for_and_stored_as_argon2(tmp_path: Path) -> None:
@@ -157,7 +178,6 @@ def test_an_operator_creates_a_person_whose_password_is_prompted_for_and_stored_
         rows = connection.execute("SELECT email, password_hash FROM users").fetchall()
     assert [email for email, _ in rows] == ["ada@example.com"]
     assert rows[0][1].startswith("$argon2id$") and PasswordHasher().verify(rows[0][1], "a long passphrase")
-    assert not (tmp_path / "unused.db").exists()
 
 
 def test_ids_are_shown_whole_and_every_admin_command_answers_json(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+import emoji
 from twitter_text import parse_tweet
 
 from toolhost.platform.fields import SOCIAL_PLATFORMS
@@ -71,9 +72,13 @@ class PlatformRules:
     # A profile page for a handle ("{}" is the handle), and the short names written before one ("ig:@brand").
     profile_url: str | None = None
     handle_prefixes: tuple[str, ...] = ()
-    # How a caption is measured against caption_limit: "characters", or "weighted" (twitter-text: most
-    # characters outside Latin count 2, every URL 23).
-    caption_measure: Literal["characters", "weighted"] = "characters"
+    # How a caption is measured against caption_limit: "characters", "weighted" (twitter-text: most
+    # characters outside Latin count 2, every URL 23) or "emoji_bytes" (each emoji counts its UTF-8 bytes).
+    caption_measure: Literal["characters", "weighted", "emoji_bytes"] = "characters"
+    # What the platform itself refuses in a caption (not the composer's hashtag guidance above): at most this
+    # many hashtags and @mentions; None: not limited.
+    hashtag_limit: int | None = None
+    mention_limit: int | None = None
     # The attachments a post may carry, checked when it is scheduled; None: no rules are known yet.
     media: MediaRules | None = None
 
@@ -127,6 +132,29 @@ RULES: dict[str, PlatformRules] = {
             hosts=("instagram.com",),
             profile_url="https://instagram.com/{}",
             handle_prefixes=("ig", "insta"),
+            # Instagram Platform reference "IG User Media", POST `caption`: at most 2,200 characters, 30 hashtags
+            # and 20 @ tags.
+            hashtag_limit=30,
+            mention_limit=20,
+            media=MediaRules(
+                # Instagram Platform reference "IG User Media", "Image specifications" (JPEG only, 8 MB, aspect
+                # ratio 4:5 to 1.91:1; narrower or wider widths are scaled, not refused) and "Reels specifications"
+                # (MOV or MP4, 3 s to 15 min, 300 MB, aspect ratio 0.01:1 to 10:1); "Carousel posts": up to 10
+                # images, videos or a mix, each item following the same specifications.
+                source="Instagram Platform IG User Media specifications",
+                kinds={
+                    "image": MediaKind(("image/jpeg",), 8 * MB, min_aspect=4 / 5, max_aspect=1.91),
+                    "video": MediaKind(
+                        ("video/mp4", "video/quicktime"),
+                        300 * MB,
+                        min_seconds=3,
+                        max_seconds=15 * 60,
+                        min_aspect=0.01,
+                        max_aspect=10,
+                    ),
+                },
+                max_items=10,
+            ),
         ),
         PlatformRules(
             "twitter",
@@ -183,6 +211,19 @@ RULES: dict[str, PlatformRules] = {
             plan_media_types=("image",),
             preferred_hours=(9, 13, 16, 19),
             hosts=("facebook.com",),
+            media=MediaRules(
+                # Graph API reference "Page Photos", Creating: .jpeg, .bmp, .png, .gif or .tiff, at most 4 MB;
+                # Video API "Publish a video" (non-resumable upload by file_url): at most 1 GB and 20 minutes. A
+                # video is a post of its own (`/{page-id}/videos`), never beside photos. The Pages API names no
+                # count for a multi-photo post; 10 is toolhost's, like schedule_post's media lists.
+                source="Graph API Page Photos and Video API publishing",
+                kinds={
+                    "image": MediaKind(("image/jpeg", "image/bmp", "image/png", "image/gif", "image/tiff"), 4 * MB),
+                    "video": MediaKind(("video/mp4", "video/quicktime"), 1024 * MB, max_seconds=20 * 60),
+                },
+                max_items=10,
+                alone=("video",),
+            ),
         ),
         PlatformRules(
             "threads",
@@ -193,6 +234,21 @@ RULES: dict[str, PlatformRules] = {
             links_clickable=False,
             preferred_hours=(11, 14, 17),
             hosts=("threads.net",),
+            # Threads API "Posts", Limitations: at most 500 characters, emojis counted as their UTF-8 bytes.
+            caption_measure="emoji_bytes",
+            media=MediaRules(
+                # Threads API "Posts", "Media specifications": images JPEG or PNG, 8 MB, aspect ratio at most
+                # 10:1 (widths are scaled, not refused); videos MOV or MP4, 1 GB, at most 5 minutes, aspect ratio
+                # 0.01:1 to 10:1; "Carousel posts": 2 to 20 images, videos or a mix.
+                source="Threads API Posts media specifications",
+                kinds={
+                    "image": MediaKind(("image/jpeg", "image/png"), 8 * MB, min_aspect=1 / 10, max_aspect=10),
+                    "video": MediaKind(
+                        ("video/mp4", "video/quicktime"), 1024 * MB, max_seconds=300, min_aspect=0.01, max_aspect=10
+                    ),
+                },
+                max_items=20,
+            ),
         ),
         PlatformRules(
             "bluesky",
@@ -245,6 +301,8 @@ def caption_length(rules: PlatformRules, text: str) -> int:
     """The caption's length as the platform counts it against caption_limit."""
     if rules.caption_measure == "weighted":
         return int(parse_tweet(text).weightedLength)
+    if rules.caption_measure == "emoji_bytes":
+        return len(text) + sum(len(found["emoji"].encode()) - len(found["emoji"]) for found in emoji.emoji_list(text))
     return len(text)
 
 

@@ -139,3 +139,105 @@ def test_an_image_over_five_megabytes_breaks_x_s_size_rule_and_bluesky_s_one_meg
     with pytest.raises(ValidationFailed) as bluesky_error:
         rules.check_media_rules(["bluesky"], media)
     assert bluesky_error.value.details["rule"] == "bluesky.image.max_bytes"
+
+
+def jpeg(width: int = 40, height: int = 40) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (30, 90, 200)).save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
+async def test_instagram_takes_only_jpeg_images_between_four_to_five_and_1_91_to_one(
+    tenant: Tenant, platform: Platform
+) -> None:
+    await connect_webhook(platform, tenant.project_id, RECEIVER, platform_name="instagram")
+    png_key = await stored(tenant, png(100, 100), "image/png")
+    error = await refused(tenant, platform, {"caption": "Hi", "platforms": ["instagram"], "r2_key": png_key})
+    assert error["rule"] == "instagram.formats" and error["allowed"] == ["image/jpeg", "video/mp4", "video/quicktime"]
+    tall = await stored(tenant, jpeg(100, 200), "image/jpeg")
+    error = await refused(tenant, platform, {"caption": "Tall", "platforms": ["instagram"], "r2_key": tall})
+    assert error["rule"] == "instagram.image.aspect_ratio"
+    assert "Instagram Platform IG User Media specifications" in error["message"]
+    fits = await stored(tenant, jpeg(100, 125), "image/jpeg")
+    data = await tenant.data("schedule_post", {"caption": "Four to five", "platforms": ["instagram"], "r2_key": fits})
+    assert data["results"]["Instagram"]["postId"]
+
+
+async def test_a_reel_shorter_than_three_seconds_is_refused_for_instagram(tenant: Tenant, platform: Platform) -> None:
+    await connect_webhook(platform, tenant.project_id, RECEIVER, platform_name="instagram")
+    key = await stored(tenant, mp4(36, 64, 2), "video/mp4")
+    error = await refused(tenant, platform, {"caption": "Short", "platforms": ["instagram"], "r2_key": key})
+    assert error["rule"] == "instagram.video.min_seconds" and "at least 3 s" in error["message"]
+
+
+async def test_an_instagram_caption_with_thirty_one_hashtags_is_refused_naming_the_limit(
+    tenant: Tenant, platform: Platform
+) -> None:
+    await connect_webhook(platform, tenant.project_id, RECEIVER, platform_name="instagram")
+    key = await stored(tenant, jpeg(100, 100), "image/jpeg")
+    tags = [f"tag{number}" for number in range(31)]
+    error = await refused(
+        tenant, platform, {"caption": "Tagged", "hashtags": tags, "platforms": ["instagram"], "r2_key": key}
+    )
+    assert error["rule"] == "instagram.hashtags" and "at most 30 hashtags" in error["message"]
+    mentions = " ".join(f"@friend{number}" for number in range(21))
+    error = await refused(tenant, platform, {"caption": mentions, "platforms": ["instagram"], "r2_key": key})
+    assert error["rule"] == "instagram.mentions"
+    data = await tenant.data(
+        "schedule_post", {"caption": "Thirty", "hashtags": tags[:30], "platforms": ["instagram"], "r2_key": key}
+    )
+    assert data["results"]["Instagram"]["postId"]
+
+
+async def test_threads_counts_each_emoji_as_its_utf8_bytes_against_500(tenant: Tenant, platform: Platform) -> None:
+    await connect_webhook(platform, tenant.project_id, RECEIVER, platform_name="threads")
+    # 497 characters and one emoji of 4 UTF-8 bytes: 498 characters, but 501 by Threads' count.
+    error = await refused(tenant, platform, {"caption": "a" * 497 + "😀", "platforms": ["threads"]})
+    assert error["rule"] == "caption_limit" and "this one is 501" in error["message"]
+    assert "each emoji counting its UTF-8 bytes" in error["message"]
+    data = await tenant.data("schedule_post", {"caption": "a" * 496 + "😀", "platforms": ["threads"]})
+    assert data["results"]["Threads"]["postId"]
+    chain = await refused(
+        tenant,
+        platform,
+        {"caption": "1/", "platforms": ["threads"], "platform_metadata": {"threads": {"thread": ["2/", "b" * 501]}}},
+    )
+    assert chain["field_errors"][0]["path"] == "platform_metadata.threads.thread.1"
+
+
+async def test_a_video_longer_than_five_minutes_is_refused_for_threads(tenant: Tenant, platform: Platform) -> None:
+    await connect_webhook(platform, tenant.project_id, RECEIVER, platform_name="threads")
+    key = await stored(tenant, mp4(36, 64, 301), "video/mp4")
+    error = await refused(tenant, platform, {"caption": "Long", "platforms": ["threads"], "r2_key": key})
+    assert error["rule"] == "threads.video.max_seconds" and "at most 300 s" in error["message"]
+
+
+async def test_a_facebook_video_must_be_the_post_s_only_media(tenant: Tenant, platform: Platform) -> None:
+    await connect_webhook(platform, tenant.project_id, RECEIVER, platform_name="facebook")
+    video = await stored(tenant, mp4(64, 36, 2), "video/mp4")
+    image = await stored(tenant, jpeg(), "image/jpeg")
+    error = await refused(tenant, platform, {"caption": "Mix", "platforms": ["facebook"], "r2_keys": [image, video]})
+    assert error["rule"] == "facebook.video.alone"
+
+
+def test_instagram_carousels_hold_ten_items_threads_twenty_and_facebook_photos_four_megabytes() -> None:
+    def media(count: int, size: int = 1000) -> ResolvedMedia:
+        return ResolvedMedia(
+            entries=[{"r2_key": f"k{index}.jpg", "content_type": "image/jpeg"} for index in range(count)],
+            names=[f"k{index}.jpg" for index in range(count)],
+            known=[
+                MediaObject(key=f"k{index}.jpg", content_type="image/jpeg", size=size, width=100, height=100)
+                for index in range(count)
+            ],
+        )
+
+    with pytest.raises(ValidationFailed) as instagram:
+        rules.check_media_rules(["instagram"], media(11))
+    assert instagram.value.details["rule"] == "instagram.max_items"
+    rules.check_media_rules(["threads"], media(20))
+    with pytest.raises(ValidationFailed) as threads:
+        rules.check_media_rules(["threads"], media(21))
+    assert threads.value.details["rule"] == "threads.max_items"
+    with pytest.raises(ValidationFailed) as facebook:
+        rules.check_media_rules(["facebook"], media(1, 5 * 1024 * 1024))
+    assert facebook.value.details["rule"] == "facebook.image.max_bytes" and "at most 4 MB" in facebook.value.message

@@ -61,8 +61,9 @@ async def fetch_analytics(ctx: ToolContext, args: FetchAnalyticsIn) -> FetchAnal
 async def refresh_platform_analytics(ctx: ToolContext, args: RefreshPlatformAnalyticsIn) -> RefreshPlatformAnalyticsOut:
     """Queues a metrics pull for every connected account with posts published in the last 7 days.
 
-    One analytics_refresh job per account whose connector can pull metrics (Mastodon, Bluesky, YouTube);
-    webhook receivers push their own snapshots. Data lands within minutes; then call fetch_analytics.
+    One analytics_refresh job per account whose connector can pull metrics (Mastodon, Bluesky, YouTube, X,
+    Instagram, Facebook, Threads); webhook receivers push their own snapshots. Data lands within minutes; then
+    call fetch_analytics.
     """
     return RefreshPlatformAnalyticsOut.model_validate(
         await refresh.enqueue(

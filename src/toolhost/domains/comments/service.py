@@ -129,7 +129,8 @@ async def _choose_account(
     if not capable:
         raise ValidationFailed(
             f"no active account with comments is bound to project {project_id}",
-            recover_with="call start_platform_connection (youtube, twitter, mastodon or bluesky), then retry",
+            recover_with="call start_platform_connection (youtube, twitter, instagram, facebook, threads, mastodon "
+            "or bluesky), then retry",
         )
     if len(capable) > 1:
         raise ValidationFailed(

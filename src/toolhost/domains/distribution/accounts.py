@@ -79,7 +79,7 @@ def session_of(
             await session.execute(
                 update(ConnectedAccount)
                 .where(ConnectedAccount.id == account_id)
-                .values(secret=vault.seal(refreshed.secrets), updated_at=utcnow())
+                .values(**refreshed_values(refreshed, vault))
                 .execution_options(synchronize_session=False)
             )
 
@@ -90,6 +90,15 @@ def session_of(
 
     view.persist, view.reload = persist, reload
     return view
+
+
+def refreshed_values(refreshed: AccountSession, vault: TokenVault) -> dict[str, Any]:
+    """The columns a refresh changes: the sealed tokens and, for an account that lives as long as its token
+    (Meta's renewed long-lived tokens), the new expiry."""
+    values: dict[str, Any] = {"secret": vault.seal(refreshed.secrets), "updated_at": utcnow()}
+    if refreshed.expires_at is not None:
+        values["expires_at"] = refreshed.expires_at
+    return values
 
 
 @dataclass(frozen=True, slots=True)

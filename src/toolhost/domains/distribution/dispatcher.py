@@ -195,7 +195,7 @@ async def _media_bytes(store: MediaStore, key: str) -> bytes:
 
 
 async def _outgoing(run: JobRun, post: Post, connector: Connector) -> OutgoingPost:
-    needs_bytes = connector.name != "webhook"
+    needs_bytes = connector.uploads_media_bytes
     store = media_service.store(run.settings)
     items = []
     for entry in post.media:
@@ -237,7 +237,7 @@ async def _store_tokens(
     await session.execute(
         update(ConnectedAccount)
         .where(ConnectedAccount.id == account.id)
-        .values(secret=vault.seal(view.secrets), updated_at=utcnow())
+        .values(**accounts_service.refreshed_values(view, vault))
         .execution_options(synchronize_session=False)
     )
 

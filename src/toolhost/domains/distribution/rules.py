@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
@@ -19,7 +20,13 @@ if TYPE_CHECKING:
     from toolhost.domains.media.service import ResolvedMedia
 
 VIDEO_EXTENSIONS = {"mp4", "mov", "m4v", "webm", "avi", "mkv", "mpeg", "mpg"}
+# Platforms whose platform_metadata.<platform>.thread lists posts published below the caption, each a reply.
+THREAD_PLATFORMS = ("twitter", "threads")
+HASHTAG = re.compile(r"(?<![\w#])#\w+")
+MENTION = re.compile(r"(?<![\w@])@[\w.]+")
 IMAGE_EXTENSIONS = {"jpg", "jpeg", "png", "webp", "gif", "avif", "heic"}
+# The most posts a thread may add below its first (X's own option allows as many).
+MAX_THREAD_POSTS = 24
 
 
 def parse_datetime(value: str, path: str) -> datetime:
@@ -136,6 +143,8 @@ def _limit_text(platform: str) -> str:
             f"{platform} ({rules.caption_limit} weighted characters: most characters outside Latin and every emoji "
             "count 2, every link 23)"
         )
+    if rules.caption_measure == "emoji_bytes":
+        return f"{platform} ({rules.caption_limit} characters, each emoji counting its UTF-8 bytes)"
     return f"{platform} ({rules.caption_limit} characters)"
 
 
@@ -155,18 +164,43 @@ def check_caption_lengths(platforms: Sequence[str], text: str, metadata: dict[st
             limits={platform: social_platforms.RULES[platform].caption_limit for platform in too_long},
             field_errors=[{"path": "caption", "message": f"too long for {', '.join(too_long)}"}],
         )
-    if "twitter" not in platforms:
-        return
-    rules = social_platforms.RULES["twitter"]
-    for index, part in enumerate((metadata.get("twitter") or {}).get("thread") or []):
-        length = social_platforms.caption_length(rules, str(part))
-        if length > rules.caption_limit:
+    for platform in (name for name in THREAD_PLATFORMS if name in platforms):
+        rules = social_platforms.RULES[platform]
+        thread = (metadata.get(platform) or {}).get("thread") or []
+        if not isinstance(thread, list) or len(thread) > MAX_THREAD_POSTS:
             raise ValidationFailed(
-                f"thread post {index + 1} is over the limit of {_limit_text('twitter')}, this one is {length}",
-                rule="caption_limit",
-                limits={"twitter": rules.caption_limit},
-                field_errors=[{"path": f"platform_metadata.twitter.thread.{index}", "message": "too long for twitter"}],
+                f"platform_metadata.{platform}.thread is a list of at most {MAX_THREAD_POSTS} posts",
+                field_errors=[{"path": f"platform_metadata.{platform}.thread", "message": "not a short list"}],
             )
+        for index, part in enumerate(thread):
+            length = social_platforms.caption_length(rules, str(part))
+            if length > rules.caption_limit:
+                raise ValidationFailed(
+                    f"thread post {index + 1} is over the limit of {_limit_text(platform)}, this one is {length}",
+                    rule="caption_limit",
+                    limits={platform: rules.caption_limit},
+                    field_errors=[
+                        {"path": f"platform_metadata.{platform}.thread.{index}", "message": f"too long for {platform}"}
+                    ],
+                )
+
+
+def check_caption_tags(platforms: Sequence[str], text: str) -> None:
+    """The hashtags and @mentions a platform refuses beyond its limit (Instagram: 30 and 20)."""
+    for platform in platforms:
+        rules = social_platforms.RULES[platform]
+        for kind, pattern, limit in (
+            ("hashtags", HASHTAG, rules.hashtag_limit),
+            ("mentions", MENTION, rules.mention_limit),
+        ):
+            count = len(pattern.findall(text))
+            if limit is not None and count > limit:
+                raise ValidationFailed(
+                    f"{platform} takes at most {limit} {kind} in a caption, this one has {count}",
+                    rule=f"{platform}.{kind}",
+                    limits={platform: limit},
+                    field_errors=[{"path": "caption", "message": f"too many {kind} for {platform}"}],
+                )
 
 
 def _media_refused(platform: str, rule: str, message: str, source: str, **details: Any) -> ValidationFailed:
@@ -290,6 +324,7 @@ def check_platform_rules(
 ) -> None:
     """Caption limits, media rules, required media and titles, TikTok's privacy rules (CATALOG.md §1.5, §10)."""
     check_caption_lengths(platforms, text, metadata)
+    check_caption_tags(platforms, text)
     media_count = len(media.entries)
     if media_type == "CAROUSEL_ALBUM" and not 2 <= media_count <= 10:
         raise ValidationFailed(

@@ -157,6 +157,9 @@ class Connector:
     # The platforms it publishes to (webhook: every social platform), and the media kinds it uploads.
     platforms: ClassVar[tuple[str, ...]]
     media_kinds: ClassVar[tuple[str, ...]] = ()
+    # Whether publishing sends the media's bytes; a connector whose platform fetches each item from its signed
+    # URL (webhook receivers, Meta) gets the URLs alone, so a worker never reads a large video for nothing.
+    uploads_media_bytes: ClassVar[bool] = True
     # Metrics and comments arrive from the other side (a webhook receiver) instead of being pulled.
     pushed: ClassVar[bool] = False
     # What the connect page asks for: field name -> label. "secret" fields are never echoed.

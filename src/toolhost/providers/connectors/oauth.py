@@ -1,5 +1,5 @@
 """OAuth 2.0 authorization code (RFC 6749 §4.1) with PKCE S256 (RFC 7636) for the connectors that connect
-through a platform's sign-in page: X now; LinkedIn, Meta (Instagram, Facebook, Threads), TikTok and Pinterest
+through a platform's sign-in page: X and Meta (Instagram, Facebook, Threads); LinkedIn, TikTok and Pinterest
 take the same path with their own `OAuthApp`.
 
 The connect page starts a flow with `authorization()` (a fresh `state` the page stores on its link, and a code
@@ -58,6 +58,8 @@ class OAuthApp:
     pkce: bool = True
     # How the token endpoint authenticates the app: HTTP Basic (X, Pinterest) or form fields (LinkedIn, Meta).
     client_auth: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
+    # How the authorization URL separates scopes: RFC 6749 §3.3 says spaces; Threads documents commas.
+    scope_separator: str = " "
 
     def missing_settings(self) -> list[str]:
         """The settings that must still be set before accounts can connect."""
@@ -116,7 +118,7 @@ class OAuthConnector(Connector):
             self.app.client_id,
             "code",
             redirect_uri=redirect_uri,
-            scope=" ".join(self.app.scopes),
+            scope=self.app.scope_separator.join(self.app.scopes),
             state=state,
             **extra,
         )
@@ -131,6 +133,7 @@ class OAuthConnector(Connector):
                 "authorization_code", code=code, redirect_uri=redirect_uri, code_verifier=code_verifier
             )
             account = AccountSession(platform=platform, username=None, settings={}, secrets=tokens)
+            await self.extend(account)
             username, settings = await self.identify(account)
         except PublishFailed as error:
             raise upstream(error, self.name) from error
@@ -141,6 +144,10 @@ class OAuthConnector(Connector):
             # Without a refresh token (the person refused offline access) the account lives as long as its token.
             expires_at=None if account.secrets.get("refresh_token") else _expiry(account.secrets),
         )
+
+    async def extend(self, account: AccountSession) -> None:
+        """Right after the code exchange: a platform whose first token is short-lived (Meta) trades it here for
+        a long-lived one; the others keep what the token endpoint issued."""
 
     async def identify(self, account: AccountSession) -> tuple[str | None, dict[str, Any]]:
         """The account's display name and the non-secret settings a connector keeps (its platform user id)."""
@@ -246,6 +253,9 @@ def _oauth_error(response: FetchedResponse) -> str:
         code = json_body("oauth", response).get("error")
     except PublishFailed:
         code = None
+    if isinstance(code, dict):
+        # Meta answers a Graph API error object ({type, code, message}) instead of RFC 6749's string.
+        code = code.get("type") or code.get("code")
     return str(code)[:64] if code else f"HTTP {response.status}"
 
 

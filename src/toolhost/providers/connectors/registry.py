@@ -21,8 +21,14 @@ from toolhost.providers.connectors.base import (
     Connector,
 )
 from toolhost.providers.connectors.bluesky import BlueskyConnector
+from toolhost.providers.connectors.facebook import SCOPES as FACEBOOK_SCOPES
+from toolhost.providers.connectors.facebook import FacebookConnector
+from toolhost.providers.connectors.instagram import SCOPES as INSTAGRAM_SCOPES
+from toolhost.providers.connectors.instagram import InstagramConnector
 from toolhost.providers.connectors.mastodon import MastodonConnector
 from toolhost.providers.connectors.oauth import OAuthApp
+from toolhost.providers.connectors.threads import SCOPES as THREADS_SCOPES
+from toolhost.providers.connectors.threads import ThreadsConnector
 from toolhost.providers.connectors.webhook import WebhookConnector
 from toolhost.providers.connectors.x import SCOPES as X_SCOPES
 from toolhost.providers.connectors.x import XConnector
@@ -61,6 +67,9 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
     """Every connector toolhost has, configured from the settings (enabled or not)."""
     options = settings.distribution.connectors
     x_secret = options.x_client_secret.get_secret_value() if options.x_client_secret else None
+    meta_secret = options.meta_client_secret.get_secret_value() if options.meta_client_secret else None
+    threads_secret = options.threads_client_secret.get_secret_value() if options.threads_client_secret else None
+    meta_settings = (f"{SETTINGS_PREFIX}META_CLIENT_ID", f"{SETTINGS_PREFIX}META_CLIENT_SECRET")
     return {
         "webhook": WebhookConnector(
             fetcher, timeout=options.webhook_timeout, attempts=options.webhook_attempts, backoff=options.webhook_backoff
@@ -89,6 +98,62 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
             api_url=options.x_api_url,
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
+        ),
+        # Facebook Login: one Meta app serves Instagram and Facebook Pages; its token endpoint takes the client
+        # secret as a form field, and the Facebook Login dialog is not documented to take PKCE.
+        "instagram": InstagramConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.meta_client_id,
+                client_secret=meta_secret,
+                authorize_url=options.meta_authorize_url,
+                token_url=options.meta_token_url,
+                scopes=INSTAGRAM_SCOPES,
+                setting_names=meta_settings,
+                pkce=False,
+                client_auth="client_secret_post",
+            ),
+            api_url=options.meta_graph_url,
+            rate_limit_wait=options.rate_limit_wait,
+            media_processing_polls=options.media_processing_polls,
+            media_processing_seconds=options.media_processing_seconds,
+        ),
+        "facebook": FacebookConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.meta_client_id,
+                client_secret=meta_secret,
+                authorize_url=options.meta_authorize_url,
+                token_url=options.meta_token_url,
+                scopes=FACEBOOK_SCOPES,
+                setting_names=meta_settings,
+                pkce=False,
+                client_auth="client_secret_post",
+            ),
+            api_url=options.meta_graph_url,
+            rate_limit_wait=options.rate_limit_wait,
+            media_processing_polls=options.media_processing_polls,
+            media_processing_seconds=options.media_processing_seconds,
+        ),
+        # Threads API "Get Started": the Threads App ID and secret of the same Meta app's Threads use case; the
+        # authorization window lists scopes with commas.
+        "threads": ThreadsConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.threads_client_id,
+                client_secret=threads_secret,
+                authorize_url=options.threads_authorize_url,
+                token_url=options.threads_token_url,
+                scopes=THREADS_SCOPES,
+                setting_names=(f"{SETTINGS_PREFIX}THREADS_CLIENT_ID", f"{SETTINGS_PREFIX}THREADS_CLIENT_SECRET"),
+                pkce=False,
+                client_auth="client_secret_post",
+                scope_separator=",",
+            ),
+            api_url=options.threads_api_url,
+            rate_limit_wait=options.rate_limit_wait,
+            media_processing_polls=options.media_processing_polls,
+            media_processing_seconds=options.media_processing_seconds,
         ),
     }
 

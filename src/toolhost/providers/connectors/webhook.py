@@ -73,6 +73,7 @@ class WebhookConnector(Connector):
     # Media travels as signed URLs, so any kind the post carries.
     media_kinds: ClassVar[tuple[str, ...]] = ("image", "gif", "video")
     pushed: ClassVar[bool] = True
+    uploads_media_bytes: ClassVar[bool] = False
     # Metrics and comments are pushed by the receiver (POST /v1/connectors/webhook/events), not pulled.
     capabilities: ClassVar[frozenset[str]] = frozenset({PUBLISH, METRICS, COMMENTS_LIST})
     connect_fields: ClassVar[dict[str, str]] = {"url": "Receiver URL (https)"}
