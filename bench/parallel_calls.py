@@ -164,6 +164,8 @@ async def run_one(label: str, database_url: str, site: SlowSite, site_url: str, 
         **os.environ,
         "TOOLHOST_DATABASE_URL": database_url,
         "TOOLHOST_RATELIMIT__ENABLED": "false",
+        # PostgreSQL installs name their key file (an SQLite one keeps it beside the database).
+        "TOOLHOST_SECRET_FILE": str(workdir / "toolhost.secret"),
         "TOOLHOST_FETCH__ALLOW": '["127.0.0.1"]',
         "TOOLHOST_FETCH__ALLOW_HTTP": "true",
         "TOOLHOST_MEDIA__ROOT": str(workdir / "media"),

@@ -237,6 +237,8 @@ def main() -> None:
         **os.environ,
         "TOOLHOST_DATABASE_URL": arguments.database_url or f"sqlite+aiosqlite:///{workdir / 'bench.db'}",
         "TOOLHOST_RATELIMIT__ENABLED": "false",
+        # PostgreSQL installs name their key file (an SQLite one keeps it beside the database).
+        "TOOLHOST_SECRET_FILE": str(workdir / "toolhost.secret"),
         # The servers run in the work directory: the caller's PYTHONPATH (e.g. a worktree's src) made absolute,
         # so they import the toolhost under test and not the virtualenv's editable install.
         "PYTHONPATH": os.pathsep.join(

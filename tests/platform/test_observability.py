@@ -16,7 +16,10 @@ from tests.conftest import Tenant, settings_for_test
 from tests.platform.test_mcp_fast_path import LEGACY, post, rpc
 from toolhost.app import create_app
 from toolhost.config import Settings
+from toolhost.platform import accounts
 from toolhost.platform.observability import AccessLogRedaction
+from toolhost.platform.registry import registry
+from toolhost.platform.runtime import build_platform
 
 METRICS_TOKEN = "metrics-token-for-tests-0123456789"
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -146,3 +149,29 @@ def test_access_lines_never_show_a_credential_sent_in_the_url(target: str, shown
     record = uvicorn_access_record(target)
     assert AccessLogRedaction().filter(record)
     assert record.getMessage() == f'127.0.0.1:5000 - "GET {shown} HTTP/1.1" 401'
+
+
+@pytest.mark.postgres
+async def test_a_call_on_postgresql_writes_its_line_and_answers(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # asyncpg returns ids as its own UUID type: a line that could not be written failed every call with a 500.
+    caplog.set_level(logging.INFO, logger="toolhost.calls")
+    settings = settings_for_test(database_url=postgres_url)
+    platform = build_platform(settings, registry)
+    try:
+        async with platform.session_factory() as session, session.begin():
+            account = await accounts.create_account(session, name="lines", tier="agency", settings=settings)
+            issued = await accounts.create_key(
+                session, account_id=account.id, name="k", granted_scopes=["mcp:read"], settings=settings
+            )
+        app = create_app(settings, platform)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as http:
+            answer = await http.post(
+                "/v1/tools/get_credit_balance", headers={"Authorization": f"Bearer {issued.plaintext}"}
+            )
+        assert answer.status_code == 200, answer.text
+    finally:
+        await platform.close()
+    [line] = call_lines(caplog)
+    assert line["account_id"] == str(account.id) and line["credential_id"] == str(issued.key.id)

@@ -164,6 +164,8 @@ def call_line(call: FinishedCall) -> str:
             "credits": call.credits,
         },
         option=orjson.OPT_UTC_Z,
+        # asyncpg hands out ids of its own UUID type (not uuid.UUID), which orjson writes through str().
+        default=str,
     ).decode()
 
 
