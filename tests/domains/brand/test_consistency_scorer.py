@@ -58,15 +58,15 @@ def test_clear_to_publish_agrees_with_the_labels_on_nine_texts_in_ten() -> None:
     assert correct / len(rows) >= 0.9
 
 
-def test_an_invented_figure_is_not_clear_to_publish_whatever_its_overall() -> None:
+def test_an_invented_figure_fails_however_well_the_rest_reads() -> None:
     brands, _ = _labelled()
     text = (
         "Meals ready in 20 minutes, with seasonal produce from our 40 partner farms. "
         "Families who cook with us eat 73% more vegetables."
     )
     result = score_consistency(brands["sprout"], text)
-    assert result.overall >= 60
-    assert result.passed, "the catalogue's pass rule: overall >= 60 and no banned term"
+    assert result.overall < 60, "a blocker caps overall under the pass mark"
+    assert not result.passed
     assert not result.clear_to_publish
     assert result.blockers == ['Unsupported percentage claim: "Families who cook with us eat 73% more vegetables."']
     supported = score_consistency(brands["sprout"], text.split(" Families")[0])
