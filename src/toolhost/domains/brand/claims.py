@@ -46,7 +46,12 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "high",
         re.compile(
             r"\b(?:guarantee[sd]?|guaranteeing|risk[- ]free|money[- ]back|zero[- ]risk|clinically proven"
-            r"|scientifically proven|proven to|cures?)\b",
+            r"|scientifically proven|proven to|cures?"
+            # promises of an outcome no one controls: "never worry again", "double your savings"
+            r"|(?:we|i)\s+promise|promised?\s+(?:you|that)|for\s+life|never\s+(?:\w+\s+){1,4}again"
+            r"|whatever\s+the\s+markets?(?:\s+do(?:es)?)?|in\s+any\s+market|(?:double|triple)s?\s+(?:your|the)"
+            r"|will\s+(?:double|triple|transform|skyrocket)|(?:ensure|make\s+sure)\s+(?:that\s+)?\w+(?:'s|s')?\s+"
+            r"(?:\w+\s+)?(?:grows?|rises?|succeeds?|wins?)|(?:grows?|rises?)\s+every\s+year)\b",
             re.IGNORECASE,
         ),
     ),

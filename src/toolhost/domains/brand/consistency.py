@@ -13,6 +13,7 @@ from toolhost.domains.brand import dimensions as scorers
 from toolhost.domains.brand.brand_model import compile_brand
 from toolhost.domains.brand.claims import Claim, find_claims
 from toolhost.domains.brand.dimensions import Dimension, Issue
+from toolhost.domains.brand.register import measure_register
 from toolhost.domains.brand.text_analysis import measure_voice
 from toolhost.providers.text.analysis import content_stems
 
@@ -82,12 +83,13 @@ def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
     stems = content_stems(text)
     issues: list[Issue] = []
     dimensions: dict[str, Dimension] = {}
-    dimensions["toneAlignment"] = scorers.tone(brand, signals, text, issues)
+    register = measure_register(text, brand.self_names)
+    dimensions["toneAlignment"] = scorers.tone(brand, signals, register, text, issues)
     dimensions["messagingAlignment"] = scorers.messaging(brand, stems)
     claims = find_claims(text, list(brand.evidence))
     dimensions["claimSupport"] = scorers.claim_support(claims, issues)
     dimensions["avoidCompliance"] = scorers.avoid(brand, text, issues)
-    dimensions["audienceRelevance"] = scorers.audience(brand, stems, signals)
+    dimensions["audienceRelevance"] = scorers.audience(brand, stems, signals, text)
     banned: list[str] = []
     preferred: list[str] = []
     dimensions["vocabularyAdherence"] = scorers.vocabulary(brand, text, issues, banned, preferred)
