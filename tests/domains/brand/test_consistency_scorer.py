@@ -151,3 +151,15 @@ def test_a_promised_outcome_is_an_unsupported_claim() -> None:
         assert [claim.kind for claim in claims] == ["guarantee"], text
         assert not claims[0].supported
     assert find_claims("We promised ourselves a quiet weekend at the lake.", []) == []
+
+
+def test_an_invented_share_count_or_endorsement_is_an_unsupported_claim() -> None:
+    for text, kind in (
+        ("Nine in ten owners never go back to spreadsheets.", "number"),
+        ("Over 300 firms recommend us to their clients.", "number"),
+        ("Every plan is designed by registered nutritionists.", "endorsement"),
+    ):
+        claims = find_claims(text, [])
+        assert [claim.kind for claim in claims] == [kind], text
+        assert not claims[0].supported
+    assert find_claims("Bring a warm layer and more snacks than you think you will need.", []) == []

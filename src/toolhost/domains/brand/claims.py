@@ -19,6 +19,9 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"(?:customers|users|clients|businesses|companies|teams|people|members|families|hikers|downloads|reviews"
             r"|stars|countries|pounds|kilos|lbs|farms|partners|years|hours|minutes|days|weeks|times)\b"
             r"|\b\d(?:\.\d)?\s?(?:/|out of)\s?(?:5|10)\b"
+            # a share or a count stated as such: "nine in ten owners", "over 300 firms", "up to 80 recipes"
+            r"|\b(?:\d+|one|two|three|four|five|six|seven|eight|nine)\s+(?:in|out\s+of)\s+(?:\d+|four|five|ten)\b"
+            r"|\b(?:over|more\s+than|up\s+to|nearly|almost|at\s+least)\s+\d[\d,.]*"
             r"|\b\d[\d,]*\+)",
             re.IGNORECASE,
         ),
@@ -38,6 +41,17 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"(?:my|her|his|their|our|your|the)\b)"
             r"|\bmost\s+(?:trusted|popular|loved|advanced|powerful"
             r"|reliable|accurate|secure|affordable|complete))",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        # an authority vouching for the product: a claim only a proof point can back
+        "endorsement",
+        "high",
+        re.compile(
+            r"\b(?:designed|developed|created|approved|recommended|endorsed|backed|tested|vetted|trusted|used)\s+by\s+"
+            r"(?:\w+\s+){0,2}(?:nutritionists?|dietitians?|doctors?|physicians?|experts?|scientists?|accountants?"
+            r"|firms|professionals|dermatologists?|engineers|chefs|athletes|guides|analysts|economists)\b",
             re.IGNORECASE,
         ),
     ),

@@ -77,6 +77,9 @@ AUDIENCE_WORDS = frozenset(
     hospitals clinic clinics clinician clinicians patient patients school schools teacher teachers
     government governments municipality municipalities staff employees employer employers recruiter
     recruiters freelancer freelancers startup startups influencer influencers creator creators
+    bodybuilder bodybuilders lifter lifters powerlifter powerlifters homeowner homeowners bride brides
+    landowner landowners farmer farmers contractor contractors lawyer lawyers dentist dentists pharmacist
+    pharmacists accountant accountants traders trader millionaire millionaires billionaire billionaires
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 SELF_VERBS = (
