@@ -163,3 +163,21 @@ def test_an_invented_share_count_or_endorsement_is_an_unsupported_claim() -> Non
         assert [claim.kind for claim in claims] == [kind], text
         assert not claims[0].supported
     assert find_claims("Bring a warm layer and more snacks than you think you will need.", []) == []
+
+
+def test_an_effect_put_in_figures_is_a_claim_and_a_count_of_steps_is_not() -> None:
+    for text in ("Switching cuts month-end time by 40 hours.", "Reconciliation is 3x faster with us."):
+        assert [claim.kind for claim in find_claims(text, [])] == ["number"], text
+    assert find_claims("Take 2 more steps and open 3 accounts.", []) == []
+
+
+def test_the_brands_example_posts_set_the_register_when_no_measured_voice_exists() -> None:
+    brands, _ = _labelled()
+    runtime = brands["trailmix"]
+    text = (
+        "The selection of outdoor equipment ought to be undertaken with due regard to durability, serviceability "
+        "and the environmental consequences of its manufacture, which we consider essential."
+    )
+    without_examples = dict(runtime, voice={key: value for key, value in runtime["voice"].items() if key != "examples"})
+    with_examples = score_consistency(runtime, text).dimensions["toneAlignment"].score
+    assert with_examples < score_consistency(without_examples, text).dimensions["toneAlignment"].score
