@@ -3,6 +3,11 @@
 Prints ROC AUC of `overall` (on-brand = positive), accuracy of the `passed` flag, per-brand AUC, a
 cross-brand AUC (every other brand's on-brand texts as extra negatives) and the time to score a
 2,000-character text. Run: .venv/bin/python bench/brand_consistency.py [--verbose]
+
+`--holdout` scores the independently written set in tests/data/holdout/brand_cases.json instead and prints
+aggregates only (no text is shown, so reading the output cannot tune the scorer to that set): ROC AUC overall,
+ROC AUC on quiet cases (quiet off-brand texts against the on-brand ones), `passed` accuracy and the misses
+counted by kind.
 """
 
 from __future__ import annotations
@@ -11,12 +16,15 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from toolhost.domains.brand.consistency import score_consistency
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "brand_consistency"
+HOLDOUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "holdout" / "brand_cases.json"
 
 
 def roc_auc(scores: Sequence[float], labels: list[int]) -> float:
@@ -27,7 +35,101 @@ def roc_auc(scores: Sequence[float], labels: list[int]) -> float:
     return wins / (len(positives) * len(negatives))
 
 
+def _texts(value: Any, *keys: str) -> list[str]:
+    """Strings of a field that may be a string, a list of strings, or a list of objects."""
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    result = []
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict):
+            item = next((item[key] for key in keys if isinstance(item.get(key), str)), None)
+        if isinstance(item, str) and item.strip():
+            result.append(item)
+    return result
+
+
+def _holdout_audience(audience: Any) -> dict[str, Any]:
+    if not isinstance(audience, dict):
+        return {"primary": " ".join(_texts(audience, "description", "name", "text"))}
+    return {
+        "primary": " ".join(_texts(audience.get("primary") or audience.get("description"), "description", "name")),
+        "interests": _texts(audience.get("interests"), "name", "text"),
+        "painPoints": _texts(audience.get("pain_points") or audience.get("painPoints"), "name", "text"),
+        "aspirations": _texts(audience.get("aspirations") or audience.get("goals"), "name", "text"),
+    }
+
+
+def _holdout_proof(point: Any) -> dict[str, Any] | str:
+    if isinstance(point, dict):
+        return {
+            "claim": point.get("claim") or point.get("text") or "",
+            "evidence": point.get("evidence") or point.get("source") or "",
+            "status": point.get("status") or "verified",
+        }
+    return str(point)
+
+
+def holdout_runtime(brand: dict[str, Any]) -> dict[str, Any]:
+    """The get_brand_runtime payload the held-out set's brand would have once saved as a profile."""
+    voice = brand.get("voice") or {}
+    return {
+        "found": True,
+        "name": brand.get("name"),
+        "industry": brand.get("industry"),
+        "description": brand.get("description"),
+        "messaging": {
+            "valuePropositions": _texts(brand.get("value_propositions"), "text", "name"),
+            "messagingPillars": _texts(brand.get("pillars"), "description"),
+            "contentPillars": _texts(brand.get("pillars"), "name", "text"),
+            "proofPoints": [_holdout_proof(point) for point in brand.get("proof_points") or []],
+        },
+        "voice": {
+            "tone": _texts(voice.get("tone"), "name"),
+            "style": _texts(voice.get("do"), "text", "rule"),
+            "avoidPatterns": _texts(voice.get("dont"), "text", "rule"),
+            "preferredTerms": _texts(brand.get("preferred_terms"), "term", "name"),
+            "bannedTerms": _texts(brand.get("banned_terms"), "term", "name"),
+            "writingStyleRules": {},
+            "examples": _texts(brand.get("examples"), "text"),
+        },
+        "audience": _holdout_audience(brand.get("audience")),
+    }
+
+
+def holdout() -> None:
+    """Aggregates on the held-out set; prints no text, so the output cannot be used to fit to it."""
+    cases = json.loads(HOLDOUT.read_text())
+    runtimes = {brand["id"]: holdout_runtime(brand) for brand in cases["brands"]}
+    scores, labels, quiet_scores, quiet_labels = [], [], [], []
+    correct = 0
+    misses: Counter[str] = Counter()
+    for case in cases["texts"]:
+        result = score_consistency(runtimes[case["brand_id"]], case["text"])
+        label = 1 if case["label"] == "on_brand" else 0
+        scores.append(result.overall)
+        labels.append(label)
+        if label == 1 or case.get("quiet"):
+            quiet_scores.append(result.overall)
+            quiet_labels.append(label)
+        if result.passed == bool(label):
+            correct += 1
+        else:
+            misses[f"{case['label']}/{case.get('kind')}"] += 1
+    quiet_count = len(quiet_labels) - sum(quiet_labels)
+    print(
+        f"held-out texts: {len(labels)} ({sum(labels)} on-brand, {len(labels) - sum(labels)} off-brand, "
+        f"{quiet_count} quiet), brands: {len(runtimes)}"
+    )
+    print(f"ROC AUC (overall): {roc_auc(scores, labels):.3f}")
+    print(f"ROC AUC (quiet off-brand vs on-brand): {roc_auc(quiet_scores, quiet_labels):.3f}")
+    print(f"pass-flag accuracy (passed: overall >= 60, no banned term): {correct / len(labels):.3f}")
+    print("misses by label/kind: " + ", ".join(f"{kind} {count}" for kind, count in sorted(misses.items())))
+
+
 def main() -> None:
+    if "--holdout" in sys.argv:
+        holdout()
+        return
     verbose = "--verbose" in sys.argv
     brands = json.loads((DATA / "brands.json").read_text())
     rows = [json.loads(line) for line in (DATA / "texts.jsonl").read_text().splitlines() if line.strip()]

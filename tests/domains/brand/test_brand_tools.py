@@ -330,3 +330,22 @@ async def test_audit_brand_colors_takes_any_finite_positive_threshold(tenant: Te
     for refused in (0, -1):
         response = await tenant.call("audit_brand_colors", {"content_colors": ["#ff00ff"], "threshold": refused})
         assert response.json()["error"]["error_type"] == "validation_error"
+
+
+async def test_example_posts_saved_with_the_voice_shape_the_consistency_check(tenant: Tenant) -> None:
+    stiff = (
+        "Ledgerly is pleased to announce the availability of enhanced reconciliation functionality, "
+        "which enables organisations to achieve operational efficiency in the execution of month-end processes."
+    )
+    warm_voice = {"tone": ["warm", "friendly"], "style": ["conversational"]}
+    examples = [
+        "We match your bank feed as it arrives, so month-end is a short review instead of a long night.",
+        "Not sure where your cash went this month? Open the cash-flow view and we'll show you, line by line.",
+    ]
+    profile = dict(PROFILE, voiceProfile=dict(warm_voice, examples=examples))
+    await tenant.data("save_brand_profile", {"brand_context": profile})
+    runtime = await tenant.data("get_brand_runtime", {})
+    assert runtime["voice"]["examples"] == examples
+    checked = await tenant.data("check_brand_consistency", {"content": stiff})
+    assert not checked["passed"]
+    assert any(issue["rule"] == "tone: institutional register" for issue in checked["issues"])

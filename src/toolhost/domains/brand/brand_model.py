@@ -9,9 +9,10 @@ from functools import lru_cache
 from typing import Any
 
 from toolhost.domains.brand.claims import Evidence, build_evidence
+from toolhost.domains.brand.register import measure_register, tone_leaning
 from toolhost.domains.brand.text_analysis import term_pattern
 from toolhost.domains.brand.voice_model import VoiceTargets, build_targets
-from toolhost.providers.text.analysis import content_stems, stem
+from toolhost.providers.text.analysis import WORD, content_stems, stem
 
 JARGON = frozenset(
     stem(word)
@@ -69,10 +70,36 @@ class AvoidRule:
 
 
 @dataclass(frozen=True, slots=True)
+class RegisterTargets:
+    """How institutional and how jokey the brand's copy may read (per 100 words), and whether it says "we"."""
+
+    corporate_ceiling: float
+    jokey_ceiling: float
+    speaks_as_itself: bool
+
+
+def _register_targets(voice: dict[str, Any], examples: list[str], names: tuple[str, ...]) -> RegisterTargets:
+    """Ceilings from the tone words, raised to what the brand's own example posts do."""
+    descriptors = _strings(voice.get("tone")) + _strings(voice.get("style"))
+    sober, warm, playful = tone_leaning(descriptors)
+    corporate = 16.0 if sober and not warm else 8.0 if warm and not sober else 12.0
+    jokey = 8.0 if playful else 3.0 if warm else 0.0 if sober else 2.0
+    third_person_examples = False
+    for example in examples:
+        measured = measure_register(example, names)
+        corporate = max(corporate, measured.corporate_rate + 4.0)
+        jokey = max(jokey, measured.jokey_rate + 1.0)
+        third_person_examples = third_person_examples or measured.third_person > 0
+    perspective = str((voice.get("writingStyleRules") or {}).get("perspective") or "").lower()
+    return RegisterTargets(corporate, jokey, not third_person_examples and "third" not in perspective)
+
+
+@dataclass(frozen=True, slots=True)
 class BrandModel:
     """The brand side of the scorer, compiled once per runtime."""
 
     name: str
+    self_names: tuple[str, ...]
     name_patterns: tuple[re.Pattern[str], ...]
     targets: VoiceTargets
     preferred: tuple[tuple[str, re.Pattern[str]], ...]
@@ -82,6 +109,8 @@ class BrandModel:
     pillars: tuple[tuple[str, frozenset[str]], ...]
     audience: frozenset[str]
     evidence: tuple[Evidence, ...]
+    register: RegisterTargets
+    known_words: frozenset[str]
 
 
 def _strings(value: Any) -> list[str]:
@@ -157,9 +186,12 @@ def _compile_cached(serialized: str) -> BrandModel:
     add(_strings(messaging.get("proofPoints")), 0.8)
     add(_strings(voice.get("preferredTerms")), 1.0)
     add(_strings(voice.get("languagePatterns")), 0.6)
-    add([str(runtime.get(key) or "") for key in ("industry", "positioning", "tagline", "description")], 0.7)
+    descriptive = [str(runtime.get(key) or "") for key in ("industry", "positioning", "tagline", "description")]
+    add(descriptive, 0.7)
     social = messaging.get("socialProof") or {}
     add(_strings(social.get("testimonials")), 0.4)
+    examples = _strings(voice.get("examples"))  # the brand's own posts: on topic by definition
+    add(examples, 0.6)
     for variant in name_variants:
         for item in content_stems(variant):
             weights.pop(item, None)  # mentioning the name is brandMentions' business, not topic
@@ -170,8 +202,10 @@ def _compile_cached(serialized: str) -> BrandModel:
         + _strings(audience.get("primary"))
     )
     proof_points = [item for item in messaging.get("proofPoints") or [] if isinstance(item, dict | str)]
+    propositions = _strings(messaging.get("valuePropositions"))
     return BrandModel(
         name=name,
+        self_names=tuple(name_variants),
         name_patterns=tuple(
             re.compile(r"(?<!\w)" + re.escape(variant) + r"(?!\w)", re.IGNORECASE) for variant in name_variants
         ),
@@ -182,5 +216,11 @@ def _compile_cached(serialized: str) -> BrandModel:
         messaging=dict(weights),
         pillars=tuple((pillar, frozenset(content_stems(pillar))) for pillar in pillars if content_stems(pillar)),
         audience=frozenset(item for text in audience_texts for item in content_stems(text)),
-        evidence=tuple(build_evidence(proof_points, _strings(messaging.get("valuePropositions")))),
+        evidence=tuple(build_evidence(proof_points, propositions)),
+        register=_register_targets(voice, examples, tuple(name_variants)),
+        known_words=frozenset(
+            stem(word.lower())
+            for text in [*audience_texts, *descriptive, *examples, *pillars, *propositions]
+            for word in WORD.findall(text)
+        ),
     )

@@ -19,6 +19,15 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"(?:customers|users|clients|businesses|companies|teams|people|members|families|hikers|downloads|reviews"
             r"|stars|countries|pounds|kilos|lbs|farms|partners|years|hours|minutes|days|weeks|times)\b"
             r"|\b\d(?:\.\d)?\s?(?:/|out of)\s?(?:5|10)\b"
+            # a share or a count stated as such: "nine in ten owners", "over 300 firms", "up to 80 recipes"
+            r"|\b(?:\d+|one|two|three|four|five|six|seven|eight|nine)\s+(?:in|out\s+of)\s+(?:\d+|four|five|ten)\b"
+            r"|\b(?:over|more\s+than|up\s+to|nearly|almost|at\s+least)\s+\d[\d,.]*"
+            # an effect put in figures: "3x faster", "cuts costs by 40", "saves 6 hours", "returns of 8"
+            r"|\b\d[\d,.]*\s*(?:x|times)?\s*(?:faster|cheaper|quicker|better|higher|lower)\b"
+            r"|\b\d[\d,.]*\s*(?:x|times)\s*(?:more|less|fewer)\b"
+            r"|\b(?:save[sd]?|saving|cut(?:s|ting)?|reduce[sd]?|reducing|boost(?:s|ed)?|increase[sd]?|grow(?:s|n)?"
+            r"|grew|return(?:s|ed)?|earn(?:s|ed)?|yield(?:s|ed)?|lower(?:s|ed)?|raise[sd]?)\s+(?:\w+\s+){0,3}"
+            r"(?:by\s+)?(?:up\s+to\s+|over\s+|nearly\s+)?[$\u00a3\u20ac]?\d"
             r"|\b\d[\d,]*\+)",
             re.IGNORECASE,
         ),
@@ -42,11 +51,27 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        # an authority vouching for the product: a claim only a proof point can back
+        "endorsement",
+        "high",
+        re.compile(
+            r"\b(?:designed|developed|created|approved|recommended|endorsed|backed|tested|vetted|trusted|used)\s+by\s+"
+            r"(?:\w+\s+){0,2}(?:nutritionists?|dietitians?|doctors?|physicians?|experts?|scientists?|accountants?"
+            r"|firms|professionals|dermatologists?|engineers|chefs|athletes|guides|analysts|economists)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
         "guarantee",
         "high",
         re.compile(
             r"\b(?:guarantee[sd]?|guaranteeing|risk[- ]free|money[- ]back|zero[- ]risk|clinically proven"
-            r"|scientifically proven|proven to|cures?)\b",
+            r"|scientifically proven|proven to|cures?"
+            # promises of an outcome no one controls: "never worry again", "double your savings"
+            r"|(?:we|i)\s+promise|promised?\s+(?:you|that)|for\s+life|never\s+(?:\w+\s+){1,4}again"
+            r"|whatever\s+the\s+markets?(?:\s+do(?:es)?)?|in\s+any\s+market|(?:double|triple)s?\s+(?:your|the)"
+            r"|will\s+(?:double|triple|transform|skyrocket)|(?:ensure|make\s+sure)\s+(?:that\s+)?\w+(?:'s|s')?\s+"
+            r"(?:\w+\s+)?(?:grows?|rises?|succeeds?|wins?)|(?:grows?|rises?)\s+every\s+year)\b",
             re.IGNORECASE,
         ),
     ),

@@ -13,6 +13,7 @@ from toolhost.domains.brand import dimensions as scorers
 from toolhost.domains.brand.brand_model import compile_brand
 from toolhost.domains.brand.claims import Claim, find_claims
 from toolhost.domains.brand.dimensions import Dimension, Issue
+from toolhost.domains.brand.register import measure_register
 from toolhost.domains.brand.text_analysis import measure_voice
 from toolhost.providers.text.analysis import content_stems
 
@@ -27,6 +28,7 @@ WEIGHTS: dict[str, float] = {
     "brandMentions": 0.08,
 }
 PASS_MARK = 60
+BLOCKER_STEP = 5  # how far under the pass mark each further blocker pushes `overall`
 # Dimensions whose failure alone makes copy off-brand, whatever the weighted overall: the voice and the
 # brand's own avoid rules. Topic is judged on the better of messaging and audience (copy may speak to the
 # audience's pain without naming a pillar), so both must fall short for it to fail.
@@ -81,12 +83,13 @@ def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
     stems = content_stems(text)
     issues: list[Issue] = []
     dimensions: dict[str, Dimension] = {}
-    dimensions["toneAlignment"] = scorers.tone(brand, signals, text, issues)
+    register = measure_register(text, brand.self_names)
+    dimensions["toneAlignment"] = scorers.tone(brand, signals, register, text, issues)
     dimensions["messagingAlignment"] = scorers.messaging(brand, stems)
     claims = find_claims(text, list(brand.evidence))
     dimensions["claimSupport"] = scorers.claim_support(claims, issues)
     dimensions["avoidCompliance"] = scorers.avoid(brand, text, issues)
-    dimensions["audienceRelevance"] = scorers.audience(brand, stems, signals)
+    dimensions["audienceRelevance"] = scorers.audience(brand, stems, signals, text)
     banned: list[str] = []
     preferred: list[str] = []
     dimensions["vocabularyAdherence"] = scorers.vocabulary(brand, text, issues, banned, preferred)
@@ -95,7 +98,7 @@ def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
     for name, dimension in dimensions.items():
         dimension.weight = WEIGHTS[name]
         dimension.score = max(0.0, min(100.0, dimension.score))
-    overall = round(sum(dimension.score * dimension.weight for dimension in dimensions.values()))
+    weighted = sum(dimension.score * dimension.weight for dimension in dimensions.values())
     warnings = [
         f'Unsupported {claim.kind} claim: "{claim.text[:160]}"'
         + (" (only an unverified proof point backs it)" if claim.evidence else " (no proof point backs it)")
@@ -104,6 +107,7 @@ def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
     ]
     issues.sort(key=lambda issue: (issue.start, issue.dimension))
     blockers = pass_blockers(dimensions, banned, claims)
+    overall = calibrate(weighted, blockers)
     return ConsistencyResult(
         overall=overall,
         # `passed` is the catalogue's contract; `clearToPublish` (ext) also needs no blocker.
@@ -117,6 +121,17 @@ def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
         claims=claims,
         blockers=blockers,
     )
+
+
+def calibrate(weighted: float, blockers: list[str]) -> int:
+    """`overall` on a scale where 60 is the line between on- and off-brand.
+
+    A blocker is a reason the copy is off-brand whatever its other strengths, so it caps the score under the
+    pass mark, each further blocker lower still; unblocked copy keeps its weighted score.
+    """
+    if not blockers:
+        return round(weighted)
+    return max(0, round(min(weighted, PASS_MARK - 1) - BLOCKER_STEP * (len(blockers) - 1)))
 
 
 def pass_blockers(dimensions: dict[str, Dimension], banned: list[str], claims: list[Claim]) -> list[str]:

@@ -17,6 +17,7 @@ from toolhost.domains.brand.brand_model import (
     BrandModel,
 )
 from toolhost.domains.brand.claims import Claim
+from toolhost.domains.brand.register import Register, foreign_audience
 from toolhost.domains.brand.text_analysis import (
     ALL_CAPS,
     CASUAL,
@@ -152,7 +153,7 @@ def _tone_span(feature: str, text: str) -> tuple[int, int] | None:
     return spans[0] if spans else None
 
 
-def tone(brand: BrandModel, signals: VoiceSignals, text: str, issues: list[Issue]) -> Dimension:
+def tone(brand: BrandModel, signals: VoiceSignals, register: Register, text: str, issues: list[Issue]) -> Dimension:
     dimension = Dimension(0.0, 0.0)
     targets = brand.targets
     log_sum = 0.0
@@ -192,8 +193,65 @@ def tone(brand: BrandModel, signals: VoiceSignals, text: str, issues: list[Issue
                 dimension.suggestions.append(f"write in the brand's perspective: {targets.perspective}")
     if not targets.described:
         score = (score + NEUTRAL) / 2  # little to judge by: pull towards neutral
-    dimension.score = score
+    dimension.score = score * _register_factor(brand, signals, register, text, dimension, issues)
     return dimension
+
+
+# Per 100 words beyond the brand's ceiling, the distance at which the register counts half.
+CORPORATE_SCALE = 8.0
+JOKEY_SCALE = 3.0
+THIRD_PERSON_FACTOR = 0.8
+
+
+def _register_factor(
+    brand: BrandModel,
+    signals: VoiceSignals,
+    register: Register,
+    text: str,
+    dimension: Dimension,
+    issues: list[Issue],
+) -> float:
+    """How far the quiet register (institutional, jokey, the brand in the third person) is off the brand's."""
+    targets = brand.register
+    factor = 1.0
+    checks = (
+        (
+            register.corporate_rate - targets.corporate_ceiling,
+            CORPORATE_SCALE,
+            register.corporate_span,
+            "tone: institutional register",
+            "say it the way the brand talks: people and verbs, not nominalisations and stock phrases",
+        ),
+        (
+            register.jokey_rate - targets.jokey_ceiling,
+            JOKEY_SCALE,
+            register.jokey_span,
+            "tone: jokey register",
+            "drop the banter; the brand's voice is more measured",
+        ),
+    )
+    for excess, scale, span, rule, advice in checks:
+        if excess <= 0:
+            continue
+        closeness = 1.0 / (1.0 + (excess / scale) ** 2)
+        factor *= max(0.25, closeness) ** 0.8
+        if closeness < 0.7:
+            severity = "high" if closeness < 0.35 else "medium"
+            _issue(issues, dimension, "toneAlignment", rule, text, span or (0, min(len(text), 80)), severity, advice)
+    if targets.speaks_as_itself and register.third_person and signals.first_plural_rate == 0:
+        factor *= THIRD_PERSON_FACTOR
+        span = register.third_person_span or (0, min(len(text), 80))
+        _issue(
+            issues,
+            dimension,
+            "toneAlignment",
+            "tone: the brand speaks of itself in the third person",
+            text,
+            span,
+            "medium",
+            'speak as "we" to the reader, as the brand does',
+        )
+    return factor
 
 
 def _coverage(stems: list[str], vocabulary: dict[str, float] | frozenset[str]) -> float:
@@ -223,16 +281,27 @@ def messaging(brand: BrandModel, stems: list[str]) -> Dimension:
     return dimension
 
 
-def audience(brand: BrandModel, stems: list[str], signals: VoiceSignals) -> Dimension:
+FOREIGN_AUDIENCE_FACTOR = 0.7
+
+
+def audience(brand: BrandModel, stems: list[str], signals: VoiceSignals, text: str) -> Dimension:
     dimension = Dimension(0.0, 0.0)
     address = min(1.0, (signals.second_person_rate + 0.5 * signals.first_plural_rate) / 3.0)
     if len(brand.audience) < 3:
+        topical = 1.0
         dimension.score = 0.7 * NEUTRAL + 30.0 * address
         dimension.suggestions.append("describe the audience (interests, pain points) to judge relevance")
-        return dimension
-    # a single shared word is chance; relevance grows with the share of the copy about the audience
-    topical = 1.0 - math.exp(-max(0.0, _coverage(stems, brand.audience) - 0.02) / 0.06)
-    dimension.score = 100.0 * (0.75 * topical + 0.25 * address)
+    else:
+        # a single shared word is chance; relevance grows with the share of the copy about the audience
+        topical = 1.0 - math.exp(-max(0.0, _coverage(stems, brand.audience) - 0.02) / 0.06)
+        dimension.score = 100.0 * (0.75 * topical + 0.25 * address)
+    strangers = foreign_audience(text, brand.known_words)
+    if strangers:
+        # copy aimed at a group the brand never names is for someone else, however on-topic its words
+        dimension.score *= FOREIGN_AUDIENCE_FACTOR ** min(len(strangers), 3)
+        named = ", ".join(dict.fromkeys(text[start:end].lower() for start, end in strangers))
+        dimension.issues.append(f"speaks to an audience the brand does not describe: {named}")
+        dimension.suggestions.append("write for the brand's own audience")
     if topical < 0.3:
         dimension.issues.append("does not speak to the audience's interests or pain points")
         dimension.suggestions.append("name a pain point or aspiration of the audience")
@@ -268,6 +337,10 @@ def claim_support(claims: list[Claim], issues: list[Issue]) -> Dimension:
         if advice not in dimension.suggestions:
             dimension.suggestions.append(advice)
     return dimension
+
+
+# One broken avoid rule is the brand's own "don't", so it alone takes the dimension under the pass mark.
+AVOID_PENALTY = 45.0
 
 
 def avoid(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
@@ -309,7 +382,7 @@ def avoid(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
         if span is not None:
             found.append((rule.label, span))
     for label, span in found[:3]:
-        dimension.score -= 40.0
+        dimension.score -= AVOID_PENALTY
         _issue(
             issues,
             dimension,

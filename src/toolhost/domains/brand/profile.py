@@ -15,6 +15,7 @@ QUOTED_TOKEN = re.compile(r"[\"\u201c\u2018']([^\"\u201d\u2019']{2,40})[\"\u201d
 PILLAR_WEIGHT = re.compile(r"^(?P<name>.*?)\s*\((?P<percent>\d{1,3}(?:\.\d+)?)\s*%\)\s*$")
 ITEM_LIMIT = 100
 STRING_LIMIT = 1_000
+EXAMPLE_LIMIT = 20
 OVERRIDE_KEYS = ("tone", "style", "sampleContent", "hashtagStrategy", "ctaStyle", "avoidPatterns")
 CANONICAL_MARKERS = (
     "brandName",
@@ -175,6 +176,8 @@ def resolve_shape(context: dict[str, Any]) -> tuple[dict[str, Any], str]:
     style = text_list(voice.get("style") or context.get("voiceTags") or extracted_voice.get("style"))
     avoid = text_list(voice.get("avoidPatterns"))
     language = text_list(voice.get("languagePatterns") or extracted_voice.get("keywords"))
+    # posts the brand counts as its own voice; check_brand_consistency compares copy with them
+    examples = text_list(voice.get("examples") if isinstance(voice.get("examples"), list) else [])[:EXAMPLE_LIMIT]
     preferred = text_list(vocabulary.get("preferredTerms")) + text_list(context.get("preferredTerms"))
     preferred += text_list(voice.get("preferredTerms"))
     banned = text_list(vocabulary.get("bannedTerms")) + text_list(context.get("discouragedTerms"))
@@ -201,6 +204,7 @@ def resolve_shape(context: dict[str, Any]) -> tuple[dict[str, Any], str]:
             "style": style,
             "avoidPatterns": avoid,
             "languagePatterns": language,
+            **({"examples": examples} if examples else {}),
             "platformOverrides": platform_overrides(voice.get("platformOverrides")),
         },
         "vocabularyRules": {

@@ -31,6 +31,8 @@ def build_runtime(profile: dict[str, Any]) -> dict[str, Any]:
     }
     if voice.get("languagePatterns"):
         voice_layer["languagePatterns"] = voice["languagePatterns"]
+    if voice.get("examples"):
+        voice_layer["examples"] = voice["examples"]
     if voice.get("measured"):
         voice_layer["measured"] = voice["measured"]
     return {

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from toolhost.domains.brand.text_analysis import VoiceSignals, measure_voice
 from toolhost.providers.text.analysis import stem, words
 
 # Feature -> (default low, default high, tolerance scale, weight). Rates are per 100 words, except
@@ -129,6 +130,19 @@ def _intersect(current: Range, new: Range) -> Range:
     return (current[0] + new[0]) / 2, (current[1] + new[1]) / 2
 
 
+# How far beyond the span of its example posts a brand's copy may go before it reads as another voice.
+EXAMPLE_SPREADS = {"average_sentence_length": 5.0, "contraction_rate": 2.5, "formality": 0.1}
+
+
+def _example_perspective(measured: list[VoiceSignals]) -> str:
+    """The person every example post speaks in ("(we)", "(you)"), when they agree; "" otherwise."""
+    markers = []
+    for marker, feature in (("we", "first_plural_rate"), ("you", "second_person_rate")):
+        if measured and all(getattr(signals, feature) > 0 for signals in measured):
+            markers.append(f"({marker})")
+    return " ".join(markers)
+
+
 def build_targets(voice: dict[str, Any]) -> VoiceTargets:
     """Targets from the runtime's voice layer: tone and style words, writing rules, measured samples."""
     ranges = {name: (low, high) for name, (low, high, _, _) in FEATURES.items()}
@@ -166,7 +180,15 @@ def build_targets(voice: dict[str, Any]) -> VoiceTargets:
         value = measured.get(feature)
         if isinstance(value, int | float):
             ranges[feature] = _intersect(ranges[feature], (max(0.0, value - spread), value + spread))
-    perspective = str(rules.get("perspective") or "").lower()
+    examples = [item for item in voice.get("examples") or [] if isinstance(item, str) and item.strip()]
+    measured_examples = [measure_voice(example) for example in examples]
+    if measured_examples and not measured:
+        # the brand's own posts set the register: the span they cover, widened by the usual spread
+        for feature, spread in EXAMPLE_SPREADS.items():
+            values = [float(getattr(signals, feature)) for signals in measured_examples]
+            ranges[feature] = _intersect(ranges[feature], (max(0.0, min(values) - spread), max(values) + spread))
+        described = True
+    perspective = str(rules.get("perspective") or "").lower() or _example_perspective(measured_examples)
     return VoiceTargets(
         ranges={name: (*ranges[name], FEATURES[name][2], FEATURES[name][3]) for name in FEATURES},
         perspective=perspective,
