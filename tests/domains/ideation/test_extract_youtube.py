@@ -18,9 +18,9 @@ from starlette.routing import Route
 from tests.conftest import Tenant, TenantFactory, settings_for_test
 from tests.domains.distribution.standins import YouTubeStandIn, serve
 from toolhost.config import Settings
+from toolhost.domains.analytics.models import SwipeItem
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.ideation import url_content
-from toolhost.domains.ideation.models import SwipeItem
 from toolhost.platform.runtime import Platform
 from toolhost.providers.fetch import FetchedResponse
 
