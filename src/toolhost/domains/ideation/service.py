@@ -26,6 +26,7 @@ from toolhost.domains.content import service as content_service
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.models import TrendCache
+from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform.dates import as_utc, parse_iso
 from toolhost.platform.results import ValidationFailed
@@ -96,17 +97,22 @@ async def fetch_trends(
     niche: str | None,
     url: str | None,
     force_refresh: bool,
+    youtube: ConnectedYouTube | None,
 ) -> tuple[list[dict[str, Any]], bool, datetime]:
-    """Trends for a source: (trends, cached, expires_at). Feed and page results are cached per account."""
+    """Trends for a source: (trends, cached, expires_at). Feed, page and YouTube results are cached per account.
+
+    `youtube` is the caller's connected YouTube channel (None without the connector or a connected channel).
+    """
     if source == "google_trends":
         raise ValidationFailed(
             "google_trends is not available: no trends provider is configured",
             recover_with="use source rss or url with a feed or page of your niche",
         )
-    if source == "youtube":
+    if source == "youtube" and youtube is None:
         raise ValidationFailed(
-            "youtube trends need the YouTube connector: set distribution.connectors.youtube_client_id and "
-            "youtube_client_secret, and connect a YouTube account",
+            "youtube trends need the YouTube connector and a connected YouTube channel: set "
+            "distribution.connectors.youtube_client_id and youtube_client_secret, and connect a YouTube account "
+            "(start_platform_connection, platform youtube)",
             recover_with="use source rss with a channel or news feed instead",
         )
     now = datetime.now(UTC)
@@ -120,24 +126,30 @@ async def fetch_trends(
             session=session, project_id=project_id, days=INTERNAL_TRENDS_DAYS
         )
         return [_internal_trend(post, category) for post in summary.top_posts], False, now
-    if not url:
+    if source != "youtube" and not url:
         raise ValidationFailed(
             f"url is required for source {source}",
             field_errors=[{"path": "url", "message": f"required for source {source}"}],
         )
-    key = hashlib.sha256("\x1f".join([source, url, category, niche or ""]).encode()).hexdigest()
+    key = hashlib.sha256("\x1f".join([source, url or "", category, niche or ""]).encode()).hexdigest()
     cached = await session.scalar(
         select(TrendCache).where(TrendCache.account_id == account_id, TrendCache.cache_key == key)
     )
     if cached is not None and not force_refresh and as_utc(cached.expires_at) > now:
         return list(cached.trends), True, as_utc(cached.expires_at)
     await end_unit_of_work(session)
-    fetched = (await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)).ensure_success()
-    if source == "rss":
-        found = trend_parsing.parse_feed(fetched.content, category=category)
+    if youtube is not None and source == "youtube":
+        # The search already asked YouTube for the niche: its matches need not repeat the niche's words.
+        found = await youtube.trends(niche=niche, category=category)
+        youtube.store_refreshed()
     else:
-        found = trend_parsing.parse_page(fetched.text, url=fetched.url, category=category)
-    found = trend_parsing.keep_niche(found, niche)
+        assert url is not None  # checked above for every source but youtube
+        fetched = (await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)).ensure_success()
+        if source == "rss":
+            found = trend_parsing.parse_feed(fetched.content, category=category)
+        else:
+            found = trend_parsing.parse_page(fetched.text, url=fetched.url, category=category)
+        found = trend_parsing.keep_niche(found, niche)
     expires = now + timedelta(seconds=settings.quality.trends_cache_seconds)
     if cached is None:
         session.add(
@@ -160,6 +172,7 @@ async def fetch_trends(
             {
                 "url": item.get("url"),
                 "title": item["title"],
+                "views": item.get("views"),
                 "source": source,
                 "published_at": parse_iso(item["publishedAt"]) if item.get("publishedAt") else None,
             }

@@ -41,12 +41,17 @@ from toolhost.providers.fetch import Fetcher
 )
 async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
     """Finds current topics in an RSS/Atom feed (source rss) or a web page (source url), ranked by recency and
-    how often a topic recurs; source internal lists the project's own five posts with most engagement over 90
-    days (their openings and figures), once 3 or more published posts have metrics.
+    how often a topic recurs; source youtube lists the most-viewed videos for the niche (else YouTube's
+    most-popular chart) through a YouTube channel connected to one of your projects; source internal lists the
+    project's own five posts with most engagement over 90 days (their openings and figures), once 3 or more
+    published posts have metrics.
 
     Results are cached for an hour per feed (force_refresh skips the cache) and recorded in the account's
     swipe file, which suggest_next_content draws on. Next: generate_content or plan_content_week on a trend.
     """
+    youtube = None
+    if args.source == "youtube":
+        youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
     trends, cached, expires = await service.fetch_trends(
         session=ctx.session,
         settings=ctx.settings,
@@ -57,6 +62,7 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
         niche=args.niche,
         url=args.url,
         force_refresh=args.force_refresh,
+        youtube=youtube,
     )
     return FetchTrendsOut(
         trends=[Trend.model_validate(trend) for trend in trends],
