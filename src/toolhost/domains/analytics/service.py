@@ -476,7 +476,7 @@ async def _next_action(session: AsyncSession, project_id: uuid.UUID, has_profile
     if pending:
         return (
             f"{pending} approval item(s) wait for a decision: "
-            "review them with list_plan_approvals and respond_to_approval."
+            "review them with list_plan_approvals and respond_plan_approval."
         )
     stale_posts = await metrics.published_posts(
         session=session, project_ids=[project_id], until=now - timedelta(hours=24)
