@@ -13,8 +13,8 @@ import re
 from typing import Any
 
 from toolhost.providers.platforms import rules_for
+from toolhost.providers.text import analysis, material
 from toolhost.providers.text import carousel as carousel_templates
-from toolhost.providers.text import material
 from toolhost.providers.text.base import (
     AdaptRequest,
     BrandContext,
@@ -51,7 +51,8 @@ def _clean(text: str, brand: BrandContext, platform: str | None) -> str:
     text = re.sub(r"\.\.(?!\.)", ".", text)
     if brand.name:
         # Lower-casing a clause's first letter must not lower-case the brand's own name.
-        text = re.sub(rf"(?<![\w#]){re.escape(brand.name)}(?!\w)", brand.name, text, flags=re.IGNORECASE)
+        name = re.compile(rf"(?<![\w#]){re.escape(brand.name)}(?!\w)", re.IGNORECASE)
+        text = analysis.outside_urls(text, lambda part: name.sub(brand.name, part))
     return apply_style(text, brand)
 
 
