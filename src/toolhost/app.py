@@ -21,6 +21,7 @@ from toolhost.domains.discovery.routes import routes as discovery_routes
 from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.distribution.routes import routes as distribution_routes
 from toolhost.domains.media.routes import routes as media_routes
+from toolhost.domains.skills.routes import routes as skills_routes
 from toolhost.platform import jobs
 from toolhost.platform.mcp import McpEndpoint
 from toolhost.platform.metrics import metrics_routes
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
             *distribution_routes,
             *discovery_routes,
             *apps_routes,
+            *skills_routes,
             Route("/healthz", healthz, methods=["GET"]),
         ],
         lifespan=lifespan,

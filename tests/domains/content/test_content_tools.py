@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.conftest import Tenant
+from tests.providers.text.brands import BRANDS
 from toolhost.domains.content.models import ContentRecord
 
 
@@ -193,3 +194,28 @@ async def test_a_ten_thousand_character_prompt_is_written_from_its_request_not_p
     assert "announce our" not in text.lower()
     assert "new weekend sourdough loaves" in text
     assert text.count("Our customers keep asking") <= 1
+
+
+async def test_adapt_content_mends_the_sentence_around_a_banned_term_and_keeps_urls_as_written(
+    tenant: Tenant,
+) -> None:
+    brand = {
+        **BRANDS["crumb"],
+        "brandName": "Brightloop",
+        "vocabularyRules": {"preferredTerms": ["sourdough"], "bannedTerms": ["cheap solution", "cheap"]},
+    }
+    await tenant.data("save_brand_profile", {"brand_context": brand})
+    adapted = await tenant.data(
+        "adapt_content",
+        {
+            "content": "Our plan is a cheap solution for bakeries. brightloop.com/offers/brightloop-trial opens "
+            "today. Start at https://brightloop.com/offers/brightloop-trial and tell us what you bake.",
+            "target_platform": "linkedin",
+        },
+    )
+    text = adapted["text"]
+    assert text.startswith("Our plan is for bakeries.")
+    assert "brightloop.com/offers/brightloop-trial opens today." in text
+    assert "https://brightloop.com/offers/brightloop-trial and tell us" in text
+    assert "Brightloop-trial" not in text
+    assert "cheap" not in text.lower()

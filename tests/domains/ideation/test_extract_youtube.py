@@ -1,4 +1,4 @@
-"""extract_url_content on YouTube URLs: the connector for a connected channel, else the page's metadata."""
+"""extract_url_content on YouTube URLs and fetch_trends source youtube: the connector for a connected channel."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from starlette.routing import Route
 from tests.conftest import Tenant, TenantFactory, settings_for_test
 from tests.domains.distribution.standins import YouTubeStandIn, serve
 from toolhost.config import Settings
+from toolhost.domains.analytics.models import SwipeItem
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.ideation import url_content
-from toolhost.domains.ideation.models import SwipeItem
 from toolhost.platform.runtime import Platform
 from toolhost.providers.fetch import FetchedResponse
 
@@ -67,10 +67,13 @@ class YouTubeReadStandIn(YouTubeStandIn):
         }
     )
     caption_downloads: list[str] = field(default_factory=list)
+    searches: list[str] = field(default_factory=list)
 
     async def statistics(self, request: Request) -> Response:
         if not self._authorized(request):
             return JSONResponse({"error": "unauthorized"}, status_code=401)
+        if request.query_params.get("chart") == "mostPopular":
+            return JSONResponse({"items": [self.catalogue["other1"], self.catalogue["own1"]]})
         ids = request.query_params.get("id", "").split(",")
         return JSONResponse({"items": [self.catalogue[item] for item in ids if item in self.catalogue]})
 
@@ -99,6 +102,13 @@ class YouTubeReadStandIn(YouTubeStandIn):
         uploads = [{"contentDetails": {"videoId": "own2"}}, {"contentDetails": {"videoId": "own1"}}]
         return JSONResponse({"items": uploads})
 
+    async def search(self, request: Request) -> Response:
+        if not self._authorized(request):
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        self.searches.append(request.query_params.get("q", ""))
+        ranked = ["own1", "own2"] if request.query_params.get("order") == "viewCount" else ["own2", "own1"]
+        return JSONResponse({"items": [{"id": {"kind": "youtube#video", "videoId": name}} for name in ranked]})
+
     async def captions(self, request: Request) -> Response:
         if not self._authorized(request):
             return JSONResponse({"error": "unauthorized"}, status_code=401)
@@ -123,6 +133,7 @@ class YouTubeReadStandIn(YouTubeStandIn):
         application = super().app()
         application.router.routes[0:0] = [
             Route("/youtube/v3/playlistItems", self.playlist_items),
+            Route("/youtube/v3/search", self.search),
             Route("/youtube/v3/captions", self.captions),
             Route("/youtube/v3/captions/{id}", self.caption),
         ]
@@ -245,6 +256,33 @@ async def test_without_a_connected_channel_a_transcript_is_not_found_even_for_an
     response = await stranger.call("extract_url_content", {"url": OWN_VIDEO, "extract_type": "transcript"})
     assert response.json()["structuredContent"]["error"]["error_type"] == "not_found"
     assert youtube.caption_downloads == []
+
+
+async def test_youtube_trends_come_through_the_connected_channel_and_feed_the_swipe_file(
+    tenant: Tenant, platform: Platform, stand_in: tuple[YouTubeReadStandIn, str]
+) -> None:
+    youtube, _ = stand_in
+    refused = await tenant.call("fetch_trends", {"source": "youtube", "niche": "standups"})
+    assert refused.json()["structuredContent"]["error"]["error_type"] == "validation_error"
+    assert "connect a YouTube account" in refused.json()["structuredContent"]["error"]["message"]
+
+    await connect_channel(platform, tenant.project_id, youtube.refresh_token)
+    data = await tenant.data("fetch_trends", {"source": "youtube", "niche": "standups", "category": "work"})
+    assert [(trend["title"], trend["views"]) for trend in data["trends"]] == [
+        ("Async standups in practice", 1200),
+        ("Writing a weekly update", 640),
+    ]
+    assert data["trends"][0]["url"] == "https://www.youtube.com/watch?v=own1"
+    assert (data["trends"][0]["source"], data["trends"][0]["category"]) == ("youtube", "work")
+    assert youtube.searches == ["standups"]
+    again = await tenant.data("fetch_trends", {"source": "youtube", "niche": "standups", "category": "work"})
+    assert again["cached"] is True
+    assert youtube.searches == ["standups"]
+    chart = await tenant.data("fetch_trends", {"source": "youtube"})
+    assert [trend["title"] for trend in chart["trends"]] == ["Someone else's video", "Async standups in practice"]
+    async with platform.session_factory() as session:
+        views = {title: count for title, count in await session.execute(select(SwipeItem.title, SwipeItem.views))}
+    assert views["Writing a weekly update"] == 640
 
 
 class PageFetcher:

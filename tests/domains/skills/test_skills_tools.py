@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import func, select
@@ -94,13 +95,40 @@ async def test_run_skill_previews_the_recipe_and_runs_nothing(tenant: Tenant, pl
         "quality_check_plan",
         "submit_content_plan_for_approval",
     ]
-    assert data["plan"][0]["args"]["topic"] == "Meal prep"
+    assert data["plan"][0]["args"]["topic"] == "Meal prep for busy parents"
     assert data["plan"][0]["args"]["platforms"] == ["instagram"]
     assert data["plan"][2]["args"]["plan_id"] == "{{steps.plan.plan_id}}"
     assert data["estimatedCredits"] == 10
     assert data["runUrl"].endswith("/app/skills/skill-weekly-content-engine")
     assert "execute_recipe" in data["note"] and data["inputs"]["audience"] == "busy parents"
     assert await _balance_and_jobs(platform, tenant) == before == (before[0], 0)
+
+
+async def test_run_skill_puts_the_hook_and_cta_where_the_tools_take_them_and_its_run_url_is_a_page(
+    tenant: Tenant, client: httpx.AsyncClient
+) -> None:
+    data = await tenant.data(
+        "run_skill",
+        {
+            "skill_id": "skill-carousel-from-topic",
+            "topic": "Pricing a croissant",
+            "audience": "new bakery owners",
+            "hook": "Your croissant is underpriced",
+            "cta": "Save this for your next price review",
+        },
+    )
+    draft, check, render = data["plan"]
+    assert draft["args"]["topic"] == render["args"]["topic"] == "Pricing a croissant for new bakery owners"
+    assert draft["args"]["hook"] == render["args"]["hook"] == "Your croissant is underpriced"
+    assert draft["args"]["cta_text"] == render["args"]["cta_text"] == "Save this for your next price review"
+    assert "hook" not in check["args"]
+
+    page = await client.get(urlsplit(data["runUrl"]).path)
+    assert page.status_code == 200
+    assert "Carousel" in page.text and "execute_recipe" in page.text and "topic-to-carousel" in page.text
+    missing = await client.get("/app/skills/skill-nope")
+    assert missing.status_code == 404
+    assert "skill-carousel-from-topic" in missing.text
 
 
 async def test_skills_refuse_unknown_ids_and_bad_arguments(tenant: Tenant) -> None:

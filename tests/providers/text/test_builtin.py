@@ -23,7 +23,7 @@ from toolhost.providers.text.base import (
 )
 from toolhost.providers.text.builtin import BuiltinTextProvider
 from toolhost.providers.text.grammar import verb_readings
-from toolhost.providers.text.terms import find_terms
+from toolhost.providers.text.terms import find_terms, remove_terms
 
 RELAY = BrandContext.from_runtime(runtime_of(BRANDS["relay"]))
 
@@ -174,3 +174,32 @@ async def test_storyboard_frames_speak_about_the_concept() -> None:
     assert "roast date" in board["frames"][0]["voiceover"]
     assert all(frame["voiceover"].rstrip().endswith((".", "?", "!")) for frame in board["frames"])
     assert "roast" in board["title"].lower()
+
+
+@pytest.mark.parametrize(
+    ("text", "terms", "mended"),
+    [
+        ("Our plan is a cheap solution for bakeries.", ["cheap solution"], "Our plan is for bakeries."),
+        ("Our plan is a cheap option for bakeries.", ["cheap"], "Our plan is an option for bakeries."),
+        ("Revolutionary tools for bakeries. We help.", ["revolutionary"], "Tools for bakeries. We help."),
+        ("It is built for the synergy.", ["synergy"], "It is built."),
+        ("We love synergy and focus.", ["synergy"], "We love focus."),
+    ],
+)
+def test_removing_a_term_mends_the_sentence_instead_of_leaving_a_hole(text: str, terms: list[str], mended: str) -> None:
+    assert remove_terms(text, terms) == mended
+
+
+def test_the_brand_names_capital_never_enters_a_url() -> None:
+    brightloop = BrandContext(name="Brightloop", industry="bakery software")
+    for content_type in ("caption", "hook", "blog"):
+        text = BuiltinTextProvider().compose(
+            PostRequest(
+                prompt="brightloop.com/offers/brightloop-trial is where bakeries start https://brightloop.com/a-b",
+                content_type=content_type,
+                brand=brightloop,
+                platform="linkedin",
+            )
+        )
+        assert "brightloop.com/offers/brightloop-trial" in text
+        assert "Brightloop.com" not in text and "Brightloop-trial" not in text

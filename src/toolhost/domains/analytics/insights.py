@@ -15,9 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import metrics
 from toolhost.domains.analytics.metrics import PostMetrics
-from toolhost.domains.analytics.models import MetricSnapshot, PerformanceInsight
+from toolhost.domains.analytics.models import MetricSnapshot, PerformanceInsight, SwipeItem
 from toolhost.domains.distribution.models import ConnectorEvent, Post
-from toolhost.domains.ideation.models import SwipeItem
 from toolhost.platform.jobs import Job
 from toolhost.platform.models import Project
 

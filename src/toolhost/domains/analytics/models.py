@@ -1,4 +1,5 @@
-"""Analytics tables: metric snapshots pulled from connectors or imported, and the insight rows computed from them."""
+"""Analytics tables: metric snapshots pulled from connectors or imported, the insight rows computed from them, and the
+account's swipe file (external items with their views, which ideation records and analytics ranks)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Float, ForeignKey, Index, String
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from toolhost.db.base import Base, new_id, utcnow
@@ -46,3 +47,20 @@ class PerformanceInsight(Base):
     insight_data: Mapped[dict[str, Any]] = mapped_column()
     confidence_score: Mapped[float] = mapped_column(Float)
     generated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SwipeItem(Base):
+    """An external item (article, video, feed entry) the account read through fetch_trends or extraction."""
+
+    __tablename__ = "swipe_items"
+    __table_args__ = (UniqueConstraint("account_id", "item_key"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    item_key: Mapped[str] = mapped_column(String(64), doc="sha256 of url and title: one row per item")
+    url: Mapped[str | None] = mapped_column(String(2048), default=None)
+    title: Mapped[str] = mapped_column(String(1000))
+    views: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    published_at: Mapped[datetime | None] = mapped_column(default=None)
+    source: Mapped[str] = mapped_column(String(40))
+    captured_at: Mapped[datetime] = mapped_column(default=utcnow)

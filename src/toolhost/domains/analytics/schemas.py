@@ -325,3 +325,69 @@ class FetchYoutubeAnalyticsOut(ToolOutput):
         if self.dailyAnalytics is not None:
             return f"{head}: {len(self.dailyAnalytics)} day(s) of data."
         return f"{head}: {len(self.topVideos or [])} video(s)."
+
+
+# --- find_winning_content ------------------------------------------------------------------------------------
+
+
+class FindWinningContentIn(ToolInput):
+    """Where and how far back to look for winners, and how good they must be."""
+
+    project_id: UUIDStr | None = None
+    platform: SocialPlatform | None = None
+    days: Annotated[int, Field(ge=1, le=365)] = 30
+    limit: Annotated[int, Field(ge=1, le=50)] = 10
+    min_qa_score: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.5
+    response_format: TextFormat = "text"
+
+
+class WinnerMetrics(ToolOutput):
+    """The counters behind a winner (a swipe item only has views)."""
+
+    views: int
+    likes: int | None
+    comments: int | None
+    shares: int | None
+
+
+class Winner(ToolOutput):
+    """One winning post or swipe-file item, with a rule-based analysis of why."""
+
+    id: str
+    source_platform: str
+    source_url: str | None
+    creator_name: str | None
+    title: str
+    hook_text: str
+    hook_type: str | None
+    story_type: Literal["list", "how-to", "story", "opinion", "announcement"]
+    visual_pattern: str
+    emotional_triggers: list[str]
+    content_structure: str
+    metrics: WinnerMetrics
+    velocity_vph: float
+    qa_score: float
+    is_viral: bool
+    ai_analysis: str
+    replication_prompt: str
+    scanned_at: str
+
+
+class FindWinningContentOut(ToolOutput):
+    """The winners, best first."""
+
+    winners: list[Winner]
+    count: int
+    filters: dict[str, Any]
+
+    def summary(self) -> str:
+        if not self.winners:
+            return self.model_dump_json(indent=2)
+        lines = [f"{self.count} winner(s):"]
+        for number, item in enumerate(self.winners, start=1):
+            viral = ", viral" if item.is_viral else ""
+            lines.append(
+                f"{number}. [{item.source_platform}] {item.title} - qa {item.qa_score:.2f}, "
+                f"{item.metrics.views:,} views, {item.velocity_vph:,.2f} views/h{viral}"
+            )
+        return "\n".join(lines)

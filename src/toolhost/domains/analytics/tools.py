@@ -14,6 +14,8 @@ from toolhost.domains.analytics.schemas import (
     FetchAnalyticsOut,
     FetchYoutubeAnalyticsIn,
     FetchYoutubeAnalyticsOut,
+    FindWinningContentIn,
+    FindWinningContentOut,
     GeneratePerformanceDigestIn,
     GeneratePerformanceDigestOut,
     GetBestPostingTimesIn,
@@ -25,7 +27,6 @@ from toolhost.domains.analytics.schemas import (
     RefreshPlatformAnalyticsIn,
     RefreshPlatformAnalyticsOut,
 )
-from toolhost.domains.ideation.schemas import FindWinningContentIn, FindWinningContentOut
 from toolhost.platform import scopes
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import tool

@@ -24,8 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import metrics
 from toolhost.domains.analytics.insights import hook_of
+from toolhost.domains.analytics.models import SwipeItem
 from toolhost.domains.distribution.models import ConnectedAccount
-from toolhost.domains.ideation.models import SwipeItem
 from toolhost.platform.dates import as_utc, iso
 from toolhost.providers import platforms as social_platforms
 

@@ -74,7 +74,10 @@ def _brand_project(brand_id: str | None, project_id: uuid.UUID, accessible: Sequ
             "brand_id must be a project id", field_errors=[{"path": "brand_id", "message": "not a project id"}]
         ) from error
     if parsed not in accessible:
-        raise NotFound(f"No project found with ID {brand_id}", recover_with="call list_projects for accessible ids")
+        raise NotFound(
+            f"No project found with ID {brand_id}",
+            recover_with="get_brand_profile called without project_id lists your projects",
+        )
     return parsed
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -16,7 +15,6 @@ from toolhost.db.session import end_unit_of_work
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content import layouts
 from toolhost.domains.content.models import ContentRecord
-from toolhost.platform.dates import iso
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers import platforms as social_platforms
 from toolhost.providers.text import BUILTIN, provider_for, select_model, without_blocked_terms
@@ -44,10 +42,11 @@ async def load_brand(session: AsyncSession, project_id: uuid.UUID, brand_voice: 
     return BrandContext.from_runtime(runtime).with_voice(brand_voice)
 
 
-# --- ideation context -------------------------------------------------------------------------------------
+# --- prompt context ---------------------------------------------------------------------------------------
 
 
-def _pillar_sentence(brand: BrandContext) -> str:
+def pillar_sentence(brand: BrandContext) -> str:
+    """The brand's content pillars as one prompt sentence ("" without pillars): the fallback without history."""
     if not brand.content_pillars:
         return ""
     pillars = ", ".join(
@@ -56,32 +55,14 @@ def _pillar_sentence(brand: BrandContext) -> str:
     return f"No performance history yet; write to the brand's content pillars: {pillars}."
 
 
-async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days: int) -> dict[str, Any]:
-    """get_ideation_context: what has worked for the project; without metrics, the brand's pillars.
+async def prompt_context(*, session: AsyncSession, project_id: uuid.UUID) -> str:
+    """The brand's pillars for a generation prompt, up to 2,000 characters.
 
-    Content owns it because generation prompts carry it; ideation and planning read it from here.
+    What the project's measured posts say (ideation's `ideation_context`) sits above content, so callers
+    that have it pass it instead.
     """
     brand = BrandContext.from_runtime(await brand_service.get_runtime(session=session, project_id=project_id))
-    # Historical data means published posts with metrics; the analytics domain holds none yet, so every
-    # history-derived field is empty and the prompt falls back to the pillars, as the catalogue says.
-    return {
-        "projectId": str(project_id),
-        "hasHistoricalData": False,
-        "promptInjection": _pillar_sentence(brand)[:PROMPT_CONTEXT_CHARS],
-        "recommendedModel": None,
-        "recommendedDuration": None,
-        "recommendedPostingTime": None,
-        "winningPatterns": {"hookTypes": [], "contentFormats": [], "ctaStyles": []},
-        "topHooks": [],
-        "insightsCount": 0,
-        "generatedAt": iso(datetime.now(UTC)),
-    }
-
-
-async def prompt_context(*, session: AsyncSession, project_id: uuid.UUID) -> str:
-    """Up to 2,000 characters of the 30-day ideation context for a generation prompt (best effort)."""
-    context = await ideation_context(session=session, project_id=project_id, days=30)
-    return str(context["promptInjection"])[:PROMPT_CONTEXT_CHARS]
+    return pillar_sentence(brand)[:PROMPT_CONTEXT_CHARS]
 
 
 def check_writable(text: str, *, model: str, field: str) -> None:

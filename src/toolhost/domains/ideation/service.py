@@ -1,4 +1,8 @@
-"""Ideation services: trends (fetched, cached, recorded in the swipe file), ideation context, suggestions."""
+"""Ideation services: trends (fetched, cached, recorded in the swipe file), ideation context, suggestions.
+
+What worked comes from the analytics service (`performance_summary`, `performance_insights`): the project's
+published posts with metrics, never an estimate.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +18,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
 from toolhost.db.session import end_unit_of_work
+from toolhost.domains.analytics import service as analytics_service
+from toolhost.domains.analytics.models import SwipeItem
+from toolhost.domains.analytics.service import MeasuredPost, PerformanceSummary
 from toolhost.domains.brand import service as brand_service
+from toolhost.domains.content import service as content_service
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.ideation import trends as trend_parsing
-from toolhost.domains.ideation.models import SwipeItem, TrendCache
+from toolhost.domains.ideation.models import TrendCache
+from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform.dates import as_utc, parse_iso
 from toolhost.platform.results import ValidationFailed
@@ -26,6 +35,17 @@ from toolhost.providers.text.base import BrandContext
 from toolhost.providers.text.compose import extract_topic
 
 CONTENT_TYPES = ("script", "caption", "blog", "hook")
+INTERNAL_TRENDS_DAYS = 90
+PROMPT_CONTEXT_CHARS = 2000
+WEEKDAY_NAMES = {
+    "mon": "Monday",
+    "tue": "Tuesday",
+    "wed": "Wednesday",
+    "thu": "Thursday",
+    "fri": "Friday",
+    "sat": "Saturday",
+    "sun": "Sunday",
+}
 
 
 # --- swipe file -------------------------------------------------------------------------------------------
@@ -77,17 +97,22 @@ async def fetch_trends(
     niche: str | None,
     url: str | None,
     force_refresh: bool,
+    youtube: ConnectedYouTube | None,
 ) -> tuple[list[dict[str, Any]], bool, datetime]:
-    """Trends for a source: (trends, cached, expires_at). Feed and page results are cached per account."""
+    """Trends for a source: (trends, cached, expires_at). Feed, page and YouTube results are cached per account.
+
+    `youtube` is the caller's connected YouTube channel (None without the connector or a connected channel).
+    """
     if source == "google_trends":
         raise ValidationFailed(
             "google_trends is not available: no trends provider is configured",
             recover_with="use source rss or url with a feed or page of your niche",
         )
-    if source == "youtube":
+    if source == "youtube" and youtube is None:
         raise ValidationFailed(
-            "youtube trends need the YouTube connector: set distribution.connectors.youtube_client_id and "
-            "youtube_client_secret, and connect a YouTube account",
+            "youtube trends need the YouTube connector and a connected YouTube channel: set "
+            "distribution.connectors.youtube_client_id and youtube_client_secret, and connect a YouTube account "
+            "(start_platform_connection, platform youtube)",
             recover_with="use source rss with a channel or news feed instead",
         )
     now = datetime.now(UTC)
@@ -97,26 +122,34 @@ async def fetch_trends(
                 "project_id is required for source internal",
                 field_errors=[{"path": "project_id", "message": "required for internal"}],
             )
-        # Top posts come from analytics, which hold no metrics yet: an honest empty list.
-        return [], False, now
-    if not url:
+        summary = await analytics_service.performance_summary(
+            session=session, project_id=project_id, days=INTERNAL_TRENDS_DAYS
+        )
+        return [_internal_trend(post, category) for post in summary.top_posts], False, now
+    if source != "youtube" and not url:
         raise ValidationFailed(
             f"url is required for source {source}",
             field_errors=[{"path": "url", "message": f"required for source {source}"}],
         )
-    key = hashlib.sha256("\x1f".join([source, url, category, niche or ""]).encode()).hexdigest()
+    key = hashlib.sha256("\x1f".join([source, url or "", category, niche or ""]).encode()).hexdigest()
     cached = await session.scalar(
         select(TrendCache).where(TrendCache.account_id == account_id, TrendCache.cache_key == key)
     )
     if cached is not None and not force_refresh and as_utc(cached.expires_at) > now:
         return list(cached.trends), True, as_utc(cached.expires_at)
     await end_unit_of_work(session)
-    fetched = (await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)).ensure_success()
-    if source == "rss":
-        found = trend_parsing.parse_feed(fetched.content, category=category)
+    if youtube is not None and source == "youtube":
+        # The search already asked YouTube for the niche: its matches need not repeat the niche's words.
+        found = await youtube.trends(niche=niche, category=category)
+        youtube.store_refreshed()
     else:
-        found = trend_parsing.parse_page(fetched.text, url=fetched.url, category=category)
-    found = trend_parsing.keep_niche(found, niche)
+        assert url is not None  # checked above for every source but youtube
+        fetched = (await Fetcher(settings.fetch).get(url, max_bytes=settings.fetch.max_page_bytes)).ensure_success()
+        if source == "rss":
+            found = trend_parsing.parse_feed(fetched.content, category=category)
+        else:
+            found = trend_parsing.parse_page(fetched.text, url=fetched.url, category=category)
+        found = trend_parsing.keep_niche(found, niche)
     expires = now + timedelta(seconds=settings.quality.trends_cache_seconds)
     if cached is None:
         session.add(
@@ -139,6 +172,7 @@ async def fetch_trends(
             {
                 "url": item.get("url"),
                 "title": item["title"],
+                "views": item.get("views"),
                 "source": source,
                 "published_at": parse_iso(item["publishedAt"]) if item.get("publishedAt") else None,
             }
@@ -147,6 +181,101 @@ async def fetch_trends(
     )
     await session.flush()
     return found, False, expires
+
+
+def _internal_trend(post: MeasuredPost, category: str) -> dict[str, Any]:
+    """One of the project's top posts as a trend: its opening, its figures, where it ran."""
+    hook_type = f", a {post.hook_type.replace('_', '-')} opening" if post.hook_type else ""
+    trend: dict[str, Any] = {
+        "title": post.hook or post.title or f"{post.platform} post {post.id}",
+        "description": (
+            f"{post.engagement:,} engagements on {post.views:,} views ({post.engagement_rate}%) on "
+            f"{post.platform}, {post.content_format}{hook_type}."
+        ),
+        "views": post.views,
+        "source": "internal",
+        "category": category,
+    }
+    if post.url:
+        trend["url"] = post.url
+    if post.published_at:
+        trend["publishedAt"] = post.published_at
+    return trend
+
+
+# --- get_ideation_context ---------------------------------------------------------------------------------
+
+
+def _posting_time(summary: PerformanceSummary) -> dict[str, Any] | None:
+    slot = summary.best_slot
+    if slot is None:
+        return None
+    return {
+        "dayOfWeek": slot["day_of_week"],
+        "hourOfDay": slot["hour"],
+        "timezone": "UTC",
+        "reasoning": (
+            f"{slot['platform']} posts published {WEEKDAY_NAMES[slot['day_of_week']]} at {slot['hour']:02d}:00 UTC "
+            f"averaged {slot['avg_engagement']:,} engagements ({slot['sample_size']} post(s)), "
+            f"the best slot of {summary.measured_posts} measured posts in {summary.days} days."
+        ),
+    }
+
+
+def _injection(summary: PerformanceSummary, posting_time: dict[str, Any] | None) -> str:
+    """One compact paragraph of what worked and what did not, for a generation prompt."""
+    parts = [f"From {summary.measured_posts} measured posts of the last {summary.days} days:"]
+    if summary.top_posts:
+        hooks = "; ".join(f'"{post.hook}" ({post.engagement:,} engagements)' for post in summary.top_posts[:3])
+        parts.append(f"openings that worked: {hooks}.")
+    if summary.hook_types:
+        parts.append(f"Hook types of the top posts: {', '.join(summary.hook_types)}.")
+    if summary.content_formats:
+        parts.append(f"Formats of the top posts: {', '.join(summary.content_formats)}.")
+    if summary.topics:
+        parts.append(f"Subjects that did well: {', '.join(summary.topics)}.")
+    if summary.cta_styles:
+        parts.append(f"Calls to action in top posts: {', '.join(summary.cta_styles)}.")
+    if posting_time:
+        parts.append(f"Best time: {WEEKDAY_NAMES[posting_time['dayOfWeek']]} {posting_time['hourOfDay']:02d}:00 UTC.")
+    if summary.underperformers:
+        weak = "; ".join(f'"{post.hook}" ({post.engagement_rate}%)' for post in summary.underperformers[:3])
+        parts.append(f"Underperformed, avoid repeating: {weak}.")
+    return " ".join(parts)[:PROMPT_CONTEXT_CHARS]
+
+
+async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days: int) -> dict[str, Any]:
+    """get_ideation_context: what worked for the project over `days` days; without history, the brand's pillars."""
+    summary = await analytics_service.performance_summary(session=session, project_id=project_id, days=days)
+    insights = await analytics_service.performance_insights(
+        session=session, project_id=project_id, insight_type=None, days=days, limit=50
+    )
+    has_history = bool(summary.top_posts)
+    posting_time = _posting_time(summary) if has_history else None
+    if has_history:
+        injection = _injection(summary, posting_time)
+    else:
+        brand = BrandContext.from_runtime(await brand_service.get_runtime(session=session, project_id=project_id))
+        injection = content_service.pillar_sentence(brand)[:PROMPT_CONTEXT_CHARS]
+    return {
+        "projectId": str(project_id),
+        "hasHistoricalData": has_history,
+        "promptInjection": injection,
+        # Posts record neither the text model nor a duration, so neither can be recommended from them.
+        "recommendedModel": None,
+        "recommendedDuration": None,
+        "recommendedPostingTime": posting_time,
+        "winningPatterns": {
+            "hookTypes": summary.hook_types,
+            "contentFormats": summary.content_formats,
+            "ctaStyles": summary.cta_styles,
+        },
+        "topHooks": [post.hook for post in summary.top_posts if post.hook],
+        "insightsCount": len(insights["insights"]),
+        "generatedAt": summary.generated_at,
+        "topTopics": summary.topics,
+        "underperformed": [post.hook for post in summary.underperformers if post.hook],
+    }
 
 
 # --- suggest_next_content ---------------------------------------------------------------------------------
@@ -203,7 +332,45 @@ async def suggest_next(
     def platform_for(index: int) -> str | None:
         return rotation[index % len(rotation)] if rotation else None
 
-    # (1) Hook insights come from analytics, which has none yet. (2) The swipe file's most-viewed items.
+    # (1) Hook insights: the openings of the posts with most engagement, on the platform they ran on.
+    measured_posts, insight_rows, last_analysis = 0, 0, None
+    hook_insights: list[dict[str, Any]] = []
+    for project_id in project_ids:
+        summary = await analytics_service.performance_summary(
+            session=session, project_id=project_id, days=INTERNAL_TRENDS_DAYS
+        )
+        measured_posts += summary.measured_posts
+        found = await analytics_service.performance_insights(
+            session=session, project_id=project_id, insight_type=None, days=INTERNAL_TRENDS_DAYS, limit=50
+        )
+        insight_rows += len(found["insights"])
+        for insight in found["insights"]:
+            if last_analysis is None or insight["generated_at"] > last_analysis:
+                last_analysis = insight["generated_at"]
+            if insight["insight_type"] == "top_hooks":
+                hook_insights.append(insight)
+    for insight in hook_insights[: math.ceil(count / 2)]:
+        for hook in insight["insight_data"]["hooks"][:2]:
+            if len(suggestions) >= count:
+                break
+            topic = extract_topic(hook["hook"])
+            suggestions.append(
+                {
+                    "topic": topic,
+                    "platform": hook["platform"],
+                    "content_type": "caption",
+                    "rationale": (
+                        f'Your {hook["platform"]} post opening "{hook["hook"][:120]}" drew '
+                        f"{hook['engagement']:,} engagements on {hook['views']:,} views "
+                        f"({hook['engagement_rate']}%), among your best of the last {INTERNAL_TRENDS_DAYS} days."
+                    ),
+                    "confidence": _confidence(1 + insight["insight_data"]["posts_analyzed"] // 3),
+                    "based_on": [f"insight:{insight['id']}", f"post:{hook['post_id']}"],
+                    "suggested_hook": hook["hook"][:300],
+                    "suggested_angle": f"a follow-up on {topic}: the same kind of opening, a new example",
+                }
+            )
+    # (2) The swipe file's most-viewed items.
     covered = await _recent_titles(session, project_ids, now - timedelta(days=30))
     swipe = list(
         await session.scalars(
@@ -276,11 +443,15 @@ async def suggest_next(
                 "topic": f"Behind the scenes: {pillar}",
                 "platform": platform_for(len(suggestions)),
                 "content_type": "caption",
-                "rationale": "Built from your brand's top content pillar; no performance data exists yet.",
+                "rationale": "Built from your brand's top content pillar"
+                + ("." if measured_posts else "; no performance data exists yet."),
                 "confidence": _confidence(1),
                 "based_on": [f"brand_pillar:{pillar}"],
                 "suggested_hook": f"How we actually work on {pillar}",
                 "suggested_angle": "show the process and the people, not the product",
             }
         )
-    return {"suggestions": suggestions[:count], "data_quality": "weak", "last_analysis_at": None}
+    # Quality counts measured posts: the insight rows are recomputed into at most four per project, so the
+    # catalogue's count of rows (>= 10 strong) could never leave weak-or-moderate.
+    quality = "strong" if measured_posts >= 10 else "moderate" if measured_posts >= 3 else "weak"
+    return {"suggestions": suggestions[:count], "data_quality": quality, "last_analysis_at": last_analysis}

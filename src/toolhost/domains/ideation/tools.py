@@ -9,7 +9,6 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from toolhost.domains.content import service as content_service
 from toolhost.domains.ideation import service, url_content
 from toolhost.domains.ideation.schemas import (
     ExtractUrlContentIn,
@@ -42,11 +41,17 @@ from toolhost.providers.fetch import Fetcher
 )
 async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
     """Finds current topics in an RSS/Atom feed (source rss) or a web page (source url), ranked by recency and
-    how often a topic recurs; source internal lists the project's own best performers once analytics exist.
+    how often a topic recurs; source youtube lists the most-viewed videos for the niche (else YouTube's
+    most-popular chart) through a YouTube channel connected to one of your projects; source internal lists the
+    project's own five posts with most engagement over 90 days (their openings and figures), once 3 or more
+    published posts have metrics.
 
     Results are cached for an hour per feed (force_refresh skips the cache) and recorded in the account's
     swipe file, which suggest_next_content draws on. Next: generate_content or plan_content_week on a trend.
     """
+    youtube = None
+    if args.source == "youtube":
+        youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
     trends, cached, expires = await service.fetch_trends(
         session=ctx.session,
         settings=ctx.settings,
@@ -57,6 +62,7 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
         niche=args.niche,
         url=args.url,
         force_refresh=args.force_refresh,
+        youtube=youtube,
     )
     return FetchTrendsOut(
         trends=[Trend.model_validate(trend) for trend in trends],
@@ -70,19 +76,21 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
 
 @tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, project="strict")
 async def get_ideation_context(ctx: ToolContext, args: GetIdeationContextIn) -> GetIdeationContextOut:
-    """Summarizes what has worked for the project (top hooks, formats, CTA styles, best posting time) as data
-    and as one prompt paragraph; with no history it says so and falls back to the brand's content pillars.
+    """Summarizes what has worked for the project over `days` days (top hooks, hook types, formats, CTA styles,
+    subjects, best posting time, what underperformed) from its published posts' metrics, as data and as one
+    prompt paragraph; with fewer than 3 measured posts it says so and falls back to the brand's content pillars.
 
     generate_content and plan_content_week load it themselves; call it to see what they will use.
     """
-    context = await content_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=args.days)
+    context = await service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=args.days)
     return GetIdeationContextOut.model_validate(context)
 
 
 @tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, project="optional")
 async def suggest_next_content(ctx: ToolContext, args: SuggestNextContentIn) -> SuggestNextContentOut:
-    """Suggests what to post next from stored evidence: hook insights, the swipe file's most-viewed items not
-    yet covered, under-used content types and a behind-the-scenes post from the brand's pillars.
+    """Suggests what to post next from stored evidence: the openings of the project's best-performing posts
+    (hook insights), the swipe file's most-viewed items not yet covered, under-used content types and a
+    behind-the-scenes post from the brand's pillars. data_quality counts measured posts (10+ strong, 3+ moderate).
 
     Every suggestion lists what it is based_on; nothing is invented, so with little data there are few
     suggestions. Next: generate_content or plan_content_week with a suggested topic.
@@ -168,10 +176,12 @@ async def plan_content_week(ctx: ToolContext, args: PlanContentWeekIn) -> PlanCo
     youtube = None
     if args.source_url and url_content.youtube_kind(args.source_url) is not None:
         youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
+    context = await service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
     plan = await authoring.plan_week(
         session=ctx.session,
         settings=ctx.settings,
         project_id=ctx.project_id,
+        context=context,
         topic=args.topic,
         source_url=args.source_url,
         platforms=list(dict.fromkeys(args.platforms)),

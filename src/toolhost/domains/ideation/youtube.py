@@ -1,4 +1,5 @@
-"""extract_url_content's YouTube side through the YouTube connector and the caller's connected channels.
+"""extract_url_content's and fetch_trends' YouTube side through the YouTube connector and the caller's connected
+channels.
 
 With the connector configured and a usable YouTube account in one of the caller's projects, videos and
 channels are read from the Data API (views, likes, duration, tags, recent uploads). Captions are read only
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from toolhost.platform.context import Principal
 
 RECENT_VIDEOS = 10
+TREND_VIDEOS = 25
 NO_TRANSCRIPT_RECOVERY = (
     "captions come only through the YouTube connector for a video of a channel connected to one of your "
     "projects (start_platform_connection, platform youtube); use extract_type auto for the metadata"
@@ -169,6 +171,33 @@ class ConnectedYouTube:
                 for video in videos
             ],
         }
+
+    async def trends(self, *, niche: str | None, category: str) -> list[dict[str, Any]]:
+        """The most-viewed videos for the niche (a search), else YouTube's most-popular chart, as trends."""
+        videos = await self.connector.popular_videos(self.accounts[0][1], query=niche, limit=TREND_VIDEOS)
+        found = []
+        for video in videos:
+            snippet = video.get("snippet") or {}
+            title = " ".join(str(snippet.get("title") or "").split())
+            if not title:
+                continue
+            trend: dict[str, Any] = {
+                "title": title[:1000],
+                "url": f"https://www.youtube.com/watch?v={video.get('id')}",
+                "views": _count((video.get("statistics") or {}).get("viewCount")),
+                "source": "youtube",
+                "category": category,
+            }
+            description = " ".join(str(snippet.get("description") or "").split())
+            if description:
+                trend["description"] = description[:500]
+            if snippet.get("publishedAt"):
+                trend["publishedAt"] = str(snippet["publishedAt"])
+            thumbnail = ((snippet.get("thumbnails") or {}).get("high") or {}).get("url")
+            if thumbnail:
+                trend["thumbnail"] = str(thumbnail)[:2048]
+            found.append(trend)
+        return found
 
 
 def _count(value: object) -> int | None:

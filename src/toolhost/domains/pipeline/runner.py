@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 
 from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
-from toolhost.domains.content import service as content_service
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.distribution import slots
+from toolhost.domains.ideation import service as ideation_service
 from toolhost.domains.ideation import url_content
 from toolhost.domains.pipeline import service
 from toolhost.domains.pipeline.models import PipelineRun
@@ -194,7 +194,7 @@ async def _commit(ctx: ToolContext, record: PipelineRun, *, next_stage: str | No
 async def _research(ctx: ToolContext, outcome: Outcome, topic: str, source_url: str | None) -> str:
     """Ideation context (best effort, the plan loads it too) and, without a topic, the source page's title."""
     try:
-        await content_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
+        await ideation_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
         await ctx.commit()
         if source_url and not topic:
             page = await url_content.extract(Fetcher(ctx.settings.fetch), source_url, "auto")
@@ -217,10 +217,12 @@ async def _plan(
     """plan_content_week's composer; a failure refunds the plan's credits and ends the run."""
     try:
         # plan_week reads, ends its unit of work, composes, and writes the plan last: a failure wrote nothing.
+        context = await ideation_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
         plan = await authoring.plan_week(
             session=ctx.session,
             settings=ctx.settings,
             project_id=ctx.project_id,
+            context=context,
             topic=topic,
             source_url=args.source_url if "research" not in args.skip_stages else None,
             platforms=platforms,

@@ -79,6 +79,7 @@ async def plan_week(
     session: AsyncSession,
     settings: Settings,
     project_id: uuid.UUID,
+    context: dict[str, Any],
     topic: str,
     source_url: str | None,
     platforms: list[str],
@@ -88,7 +89,11 @@ async def plan_week(
     brand_voice: str | None,
     read_page: PageReader,
 ) -> ContentPlan:
-    """plan_content_week: days × platforms × posts_per_day posts, rotated, stored as draft."""
+    """plan_content_week: days × platforms × posts_per_day posts, rotated, stored as draft.
+
+    `context` is ideation's `ideation_context` (what the project's measured posts say), loaded by the caller
+    because ideation sits above planning; its top hooks lead the posts and it is stored as `insights_applied`.
+    """
     start = start_date or (datetime.now(UTC) + timedelta(days=1)).date()
     model = select_model(settings, None)
     provider = provider_for(settings, model)
@@ -96,7 +101,6 @@ async def plan_week(
     brand = (
         BrandContext().with_voice(brand_voice) if brand_voice else await content_service.load_brand(session, project_id)
     )
-    context = await content_service.ideation_context(session=session, project_id=project_id, days=30)
     await end_unit_of_work(session)
     notes, source_note = "", None
     source_angles: list[str] = []
@@ -159,7 +163,7 @@ async def plan_week(
         "posts": posts,
         "context_used": {
             "ideation_context": context["promptInjection"],
-            "loop_summary": None,  # the performance loop (analytics) has nothing to summarise yet
+            "loop_summary": None,
             "project_id": str(project_id),
         },
         "insights_applied": {

@@ -16,6 +16,7 @@ from toolhost.db.base import utcnow
 from toolhost.domains.analytics import service as analytics_service
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.recipes import service as recipes_service
+from toolhost.platform.registry import registry
 from toolhost.platform.results import NotFound
 
 TIERS = ("trial", "pro", "team", "agency")
@@ -273,6 +274,34 @@ async def _approvals(session: AsyncSession, project_id: uuid.UUID) -> str:
 _SECTIONS = {"hooks": _hooks, "times": _times, "formats": _formats, "approvals": _approvals}
 
 
+# Where run_skill's optional inputs go in a step's arguments, when the step's tool takes that argument.
+INPUT_ARGUMENTS = {"hook": "hook", "cta": "cta_text"}
+
+
+def _with_inputs(tool_name: str | None, args: Any, inputs: dict[str, Any]) -> Any:
+    """A step's resolved arguments with the caller's audience, hook and call to action applied.
+
+    The hook and CTA fill the tool's own arguments (they win over what the recipe drew from an earlier step);
+    the audience, which no step's tool takes, narrows a step's topic ("<topic> for <audience>").
+    """
+    if isinstance(args, list):
+        return [_with_inputs(tool_name, item, inputs) for item in args]
+    spec = registry.get(tool_name) if tool_name else None
+    if spec is None or not isinstance(args, dict):
+        return args
+    fields = spec.input_model.model_fields
+    applied = dict(args)
+    for name, argument in INPUT_ARGUMENTS.items():
+        if inputs.get(name) and argument in fields:
+            applied[argument] = inputs[name]
+    audience = inputs.get("audience")
+    topic = applied.get("topic")
+    if audience and isinstance(topic, str) and audience.lower() not in topic.lower():
+        limit = int(spec.input_schema.get("properties", {}).get("topic", {}).get("maxLength", 200))
+        applied["topic"] = f"{topic} for {audience}"[:limit]
+    return applied
+
+
 def run_preview(
     *, settings: Settings, skill_id: str, inputs: dict[str, Any], project_id: uuid.UUID | None
 ) -> dict[str, Any]:
@@ -290,11 +319,12 @@ def run_preview(
         if "topic" in (recipe.inputs_schema["properties"])
         else {}
     )
+    plan = recipes_service.preview_plan(recipe, recipe_inputs, project_id)
     return {
         "status": "preview",
         "skill": workflow_entry(settings, workflow),
         "inputs": inputs,
-        "plan": recipes_service.preview_plan(recipe, recipe_inputs, project_id),
+        "plan": [{**step, "args": _with_inputs(step["tool"], step["args"], inputs)} for step in plan],
         "estimatedCredits": recipes_service.estimated_credits(recipe, recipe_inputs),
         "runUrl": f"{settings.api_root}/app/skills/{skill_id}",
         "previewedAt": utcnow().isoformat(),

@@ -101,7 +101,7 @@ async def render_demo_video(ctx: ToolContext, args: RenderDemoVideoIn) -> Render
     if ctx.project is None:
         raise ValidationFailed(
             "project_id is required: the render is stored in a project",
-            recover_with="pass project_id (list your projects with list_projects)",
+            recover_with="pass project_id; get_brand_profile called without one lists your projects",
             field_errors=[{"path": "project_id", "message": "required"}],
         )
     job, _ = await service.enqueue_render(

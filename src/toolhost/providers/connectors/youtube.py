@@ -404,6 +404,23 @@ class YouTubeConnector(Connector):
         by_id = {str(video.get("id")): video for video in videos}
         return [by_id[video_id] for video_id in ids if video_id in by_id]
 
+    async def popular_videos(self, account: AccountSession, *, query: str | None, limit: int) -> list[dict[str, Any]]:
+        """The most-viewed videos matching `query` (a search by view count), else the most-popular chart; each
+        with its snippet and statistics."""
+        count = min(limit, 50)
+        if not query:
+            chart = urlencode({"part": "snippet,statistics", "chart": "mostPopular", "maxResults": count})
+            return list((await self._read(account, f"{self.api_url}/videos?{chart}")).get("items") or [])
+        search = urlencode({"part": "snippet", "type": "video", "order": "viewCount", "q": query, "maxResults": count})
+        found = (await self._read(account, f"{self.api_url}/search?{search}")).get("items") or []
+        ids = [str((item.get("id") or {}).get("videoId")) for item in found if (item.get("id") or {}).get("videoId")]
+        if not ids:
+            return []
+        details = urlencode({"part": "snippet,statistics", "id": ",".join(ids)})
+        videos = (await self._read(account, f"{self.api_url}/videos?{details}")).get("items") or []
+        by_id = {str(video.get("id")): video for video in videos}
+        return [by_id[video_id] for video_id in ids if video_id in by_id]
+
     async def caption_text(self, account: AccountSession, video_id: str) -> str | None:
         """The plain text of a video's captions (a manual track before an automatic one); the Data API
         only hands captions to the video's own channel. None when the video has no captions."""

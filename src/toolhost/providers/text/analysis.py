@@ -14,7 +14,7 @@ ones, fed with the counts made here. Two libraries were tried and left out, with
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache, lru_cache
 
 import pyphen
@@ -150,3 +150,18 @@ def reading_grade(*, word_count: int, sentence_count: int, syllable_count: int) 
     if word_count == 0:
         return 0.0
     return 0.39 * (word_count / max(sentence_count, 1)) + 11.8 * (syllable_count / word_count) - 15.59
+
+
+# A web address: with a scheme or www., or a dotted host followed by a path. Its case is the address's own.
+URL = re.compile(r"(?:https?://|www\.)[^\s<>\"']+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/[^\s<>\"']*", re.IGNORECASE)
+
+
+def outside_urls(text: str, change: Callable[[str], str]) -> str:
+    """Applies `change` to the text between web addresses, which keep their case and spelling."""
+    parts: list[str] = []
+    end = 0
+    for match in URL.finditer(text):
+        parts += [change(text[end : match.start()]), match.group(0)]
+        end = match.end()
+    parts.append(change(text[end:]))
+    return "".join(parts)

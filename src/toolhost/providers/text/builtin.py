@@ -65,8 +65,9 @@ def _clean(text: str, brand: BrandContext, platform: str | None) -> str:
     if blocked and find_terms(text, blocked):
         text = remove_terms(text, blocked)
     if brand.name:
-        # A clause lowered to embed it must not lower the brand's own name.
-        text = re.sub(rf"(?<![\w#/.-]){re.escape(brand.name)}(?![\w/])", brand.name, text, flags=re.IGNORECASE)
+        # Lower-casing a clause's first letter must not lower-case the brand's own name.
+        name = re.compile(rf"(?<![\w#]){re.escape(brand.name)}(?!\w)", re.IGNORECASE)
+        text = analysis.outside_urls(text, lambda part: name.sub(brand.name, part))
     return apply_style(text, brand)
 
 

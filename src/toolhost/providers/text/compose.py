@@ -90,9 +90,13 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:-–—(")
 
 
+def _starts_with_url(text: str) -> bool:
+    return analysis.URL.match(text) is not None
+
+
 def lower_first(text: str) -> str:
-    """Lower-cases the first letter unless the first word is an acronym or a name-like word."""
-    if not text:
+    """Lower-cases the first letter unless the first word is an acronym, a name-like word or a web address."""
+    if not text or _starts_with_url(text):
         return text
     first = text.split(" ", 1)[0]
     if len(first) > 1 and (first.isupper() or any(character.isupper() for character in first[1:])):

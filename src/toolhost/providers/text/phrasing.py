@@ -54,8 +54,10 @@ _PROPER_STARTS = frozenset({"monday", "tuesday", "wednesday", "thursday", "frida
 
 
 def upper_first(text: str) -> str:
-    """The text with its first letter capitalised."""
-    return text[:1].upper() + text[1:] if text else text
+    """The text with its first letter capitalised, unless it starts with a web address (whose case is its own)."""
+    if not text or analysis.URL.match(text):
+        return text
+    return text[:1].upper() + text[1:]
 
 
 def sentence(text: str, mark: str = ".") -> str:
