@@ -21,6 +21,9 @@ from toolhost.providers.connectors.base import (
     Connector,
 )
 from toolhost.providers.connectors.bluesky import BlueskyConnector
+from toolhost.providers.connectors.linkedin import MEMBER_SCOPES as LINKEDIN_MEMBER_SCOPES
+from toolhost.providers.connectors.linkedin import ORGANIZATION_SCOPES as LINKEDIN_ORGANIZATION_SCOPES
+from toolhost.providers.connectors.linkedin import LinkedInConnector
 from toolhost.providers.connectors.mastodon import MastodonConnector
 from toolhost.providers.connectors.oauth import OAuthApp
 from toolhost.providers.connectors.webhook import WebhookConnector
@@ -61,6 +64,7 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
     """Every connector toolhost has, configured from the settings (enabled or not)."""
     options = settings.distribution.connectors
     x_secret = options.x_client_secret.get_secret_value() if options.x_client_secret else None
+    linkedin_secret = options.linkedin_client_secret.get_secret_value() if options.linkedin_client_secret else None
     return {
         "webhook": WebhookConnector(
             fetcher, timeout=options.webhook_timeout, attempts=options.webhook_attempts, backoff=options.webhook_backoff
@@ -87,6 +91,30 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
                 setting_names=(f"{SETTINGS_PREFIX}X_CLIENT_ID", f"{SETTINGS_PREFIX}X_CLIENT_SECRET"),
             ),
             api_url=options.x_api_url,
+            rate_limit_wait=options.rate_limit_wait,
+            media_processing_polls=options.media_processing_polls,
+        ),
+        "linkedin": LinkedInConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.linkedin_client_id,
+                client_secret=linkedin_secret,
+                authorize_url=options.linkedin_authorize_url,
+                token_url=options.linkedin_token_url,
+                scopes=LINKEDIN_MEMBER_SCOPES
+                + (LINKEDIN_ORGANIZATION_SCOPES if options.linkedin_organizations else ()),
+                setting_names=(
+                    f"{SETTINGS_PREFIX}LINKEDIN_CLIENT_ID",
+                    f"{SETTINGS_PREFIX}LINKEDIN_CLIENT_SECRET",
+                ),
+                # "Authorization Code Flow": LinkedIn takes PKCE only from some apps (native clients); the flow
+                # rests on the state the connect page checks, and the secret travels in the form body.
+                pkce=False,
+                client_auth="client_secret_post",
+            ),
+            api_url=options.linkedin_api_url,
+            version=options.linkedin_version,
+            organizations=options.linkedin_organizations,
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
         ),
