@@ -199,9 +199,9 @@ class ConnectorSettings(BaseModel):
     """Publishing connectors (CATALOG.md §1.12): which are offered, and where their APIs live."""
 
     enabled: list[str] = Field(
-        default=["webhook", "mastodon", "bluesky", "youtube", "x", "linkedin"],
-        description="Connectors offered on the connect page; youtube, x and linkedin also need their app's client id "
-        "and secret.",
+        default=["webhook", "mastodon", "bluesky", "youtube", "x", "linkedin", "tiktok"],
+        description="Connectors offered on the connect page; youtube, x, linkedin and tiktok also need their app's "
+        "client id (TikTok: client key) and secret.",
     )
     webhook_timeout: float = Field(default=10.0, description="Seconds one webhook delivery may take.")
     webhook_attempts: int = Field(default=3, description="Deliveries tried within one publish attempt.")
@@ -246,6 +246,15 @@ class ConnectorSettings(BaseModel):
         default="202510",
         description="The LinkedIn-Version header (YYYYMM); LinkedIn serves each version for at least a year.",
     )
+    tiktok_client_key: str | None = Field(default=None, description="Client key of the operator's TikTok app.")
+    tiktok_client_secret: SecretStr | None = Field(default=None, description="Client secret of the TikTok app.")
+    tiktok_authorize_url: str = Field(
+        default="https://www.tiktok.com/v2/auth/authorize/", description="TikTok's Login Kit authorization page."
+    )
+    tiktok_token_url: str = Field(
+        default="https://open.tiktokapis.com/v2/oauth/token/", description="TikTok's OAuth 2.0 token endpoint."
+    )
+    tiktok_api_url: str = Field(default="https://open.tiktokapis.com", description="TikTok Open API root (/v2).")
     linkedin_organizations: bool = Field(
         default=False,
         description="The LinkedIn app has the Community Management API: members may also post as the organisations "

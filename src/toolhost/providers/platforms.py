@@ -115,6 +115,20 @@ RULES: dict[str, PlatformRules] = {
             hosts=("tiktok.com",),
             profile_url="https://tiktok.com/@{}",
             handle_prefixes=("tt",),
+            media=MediaRules(
+                # TikTok Content Posting API, "Media Transfer Guide", video restrictions: MP4, WebM or MOV, at
+                # most 4 GB, each side 360 to 4096 px, at most 10 minutes; photo restrictions: JPEG or WEBP, at
+                # most 20 MB, up to 35 in a photo post; a video is a post's only media.
+                source="TikTok Content Posting API media transfer guide",
+                kinds={
+                    "image": MediaKind(("image/jpeg", "image/webp"), 20 * MB),
+                    "video": MediaKind(
+                        ("video/mp4", "video/webm", "video/quicktime"), 4096 * MB, max_seconds=600, min_side=360
+                    ),
+                },
+                max_items=35,
+                alone=("video",),
+            ),
         ),
         PlatformRules(
             "instagram",

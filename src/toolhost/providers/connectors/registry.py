@@ -26,6 +26,8 @@ from toolhost.providers.connectors.linkedin import ORGANIZATION_SCOPES as LINKED
 from toolhost.providers.connectors.linkedin import LinkedInConnector
 from toolhost.providers.connectors.mastodon import MastodonConnector
 from toolhost.providers.connectors.oauth import OAuthApp
+from toolhost.providers.connectors.tiktok import SCOPES as TIKTOK_SCOPES
+from toolhost.providers.connectors.tiktok import TikTokConnector
 from toolhost.providers.connectors.webhook import WebhookConnector
 from toolhost.providers.connectors.x import SCOPES as X_SCOPES
 from toolhost.providers.connectors.x import XConnector
@@ -65,6 +67,7 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
     options = settings.distribution.connectors
     x_secret = options.x_client_secret.get_secret_value() if options.x_client_secret else None
     linkedin_secret = options.linkedin_client_secret.get_secret_value() if options.linkedin_client_secret else None
+    tiktok_secret = options.tiktok_client_secret.get_secret_value() if options.tiktok_client_secret else None
     return {
         "webhook": WebhookConnector(
             fetcher, timeout=options.webhook_timeout, attempts=options.webhook_attempts, backoff=options.webhook_backoff
@@ -116,6 +119,22 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
             version=options.linkedin_version,
             organizations=options.linkedin_organizations,
             rate_limit_wait=options.rate_limit_wait,
+            media_processing_polls=options.media_processing_polls,
+        ),
+        "tiktok": TikTokConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.tiktok_client_key,
+                client_secret=tiktok_secret,
+                authorize_url=options.tiktok_authorize_url,
+                token_url=options.tiktok_token_url,
+                scopes=TIKTOK_SCOPES,
+                setting_names=(f"{SETTINGS_PREFIX}TIKTOK_CLIENT_KEY", f"{SETTINGS_PREFIX}TIKTOK_CLIENT_SECRET"),
+                # "Login Kit for Web": web apps send no PKCE challenge; the connector writes its own requests.
+                pkce=False,
+                client_auth="client_secret_post",
+            ),
+            api_url=options.tiktok_api_url,
             media_processing_polls=options.media_processing_polls,
         ),
     }
