@@ -210,9 +210,20 @@ class ConnectorSettings(BaseModel):
     """Publishing connectors (CATALOG.md §1.12): which are offered, and where their APIs live."""
 
     enabled: list[str] = Field(
-        default=["webhook", "mastodon", "bluesky", "youtube", "x", "instagram", "facebook", "threads"],
-        description="Connectors offered on the connect page; youtube, x, instagram, facebook and threads also need "
-        "their app's client id and secret.",
+        default=[
+            "webhook",
+            "mastodon",
+            "bluesky",
+            "youtube",
+            "x",
+            "instagram",
+            "facebook",
+            "threads",
+            "linkedin",
+            "tiktok",
+        ],
+        description="Connectors offered on the connect page; youtube, x, instagram, facebook, threads, linkedin and "
+        "tiktok also need their app's client id (TikTok: client key) and secret.",
     )
     webhook_timeout: float = Field(default=10.0, description="Seconds one webhook delivery may take.")
     webhook_attempts: int = Field(default=3, description="Deliveries tried within one publish attempt.")
@@ -265,6 +276,36 @@ class ConnectorSettings(BaseModel):
         default="https://graph.threads.net/oauth/access_token", description="Threads' token endpoint."
     )
     threads_api_url: str = Field(default="https://graph.threads.net/v1.0", description="Threads API root.")
+    linkedin_client_id: str | None = Field(default=None, description="Client ID of the operator's LinkedIn app.")
+    linkedin_client_secret: SecretStr | None = Field(
+        default=None, description="Primary Client Secret of the operator's LinkedIn app."
+    )
+    linkedin_authorize_url: str = Field(
+        default="https://www.linkedin.com/oauth/v2/authorization",
+        description="LinkedIn's OAuth 2.0 authorization page.",
+    )
+    linkedin_token_url: str = Field(
+        default="https://www.linkedin.com/oauth/v2/accessToken", description="LinkedIn's OAuth 2.0 token endpoint."
+    )
+    linkedin_api_url: str = Field(default="https://api.linkedin.com", description="LinkedIn API root (/v2, /rest).")
+    linkedin_version: str = Field(
+        default="202510",
+        description="The LinkedIn-Version header (YYYYMM); LinkedIn serves each version for at least a year.",
+    )
+    tiktok_client_key: str | None = Field(default=None, description="Client key of the operator's TikTok app.")
+    tiktok_client_secret: SecretStr | None = Field(default=None, description="Client secret of the TikTok app.")
+    tiktok_authorize_url: str = Field(
+        default="https://www.tiktok.com/v2/auth/authorize/", description="TikTok's Login Kit authorization page."
+    )
+    tiktok_token_url: str = Field(
+        default="https://open.tiktokapis.com/v2/oauth/token/", description="TikTok's OAuth 2.0 token endpoint."
+    )
+    tiktok_api_url: str = Field(default="https://open.tiktokapis.com", description="TikTok Open API root (/v2).")
+    linkedin_organizations: bool = Field(
+        default=False,
+        description="The LinkedIn app has the Community Management API: members may also post as the organisations "
+        "they administer (asks for w_organization_social, r_organization_social, r_organization_admin).",
+    )
     rate_limit_wait: float = Field(
         default=30.0,
         description="Seconds a publication waits in place for a platform's rate limit to reset; longer waits "

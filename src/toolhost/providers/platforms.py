@@ -33,6 +33,8 @@ class MediaKind:
     min_aspect: float | None = None
     max_aspect: float | None = None
     min_side: int | None = None
+    # width * height
+    max_pixels: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,20 @@ RULES: dict[str, PlatformRules] = {
             hosts=("tiktok.com",),
             profile_url="https://tiktok.com/@{}",
             handle_prefixes=("tt",),
+            media=MediaRules(
+                # TikTok Content Posting API, "Media Transfer Guide", video restrictions: MP4, WebM or MOV, at
+                # most 4 GB, each side 360 to 4096 px, at most 10 minutes; photo restrictions: JPEG or WEBP, at
+                # most 20 MB, up to 35 in a photo post; a video is a post's only media.
+                source="TikTok Content Posting API media transfer guide",
+                kinds={
+                    "image": MediaKind(("image/jpeg", "image/webp"), 20 * MB),
+                    "video": MediaKind(
+                        ("video/mp4", "video/webm", "video/quicktime"), 4096 * MB, max_seconds=600, min_side=360
+                    ),
+                },
+                max_items=35,
+                alone=("video",),
+            ),
         ),
         PlatformRules(
             "instagram",
@@ -201,6 +217,19 @@ RULES: dict[str, PlatformRules] = {
             hosts=("linkedin.com",),
             profile_url="https://linkedin.com/company/{}",
             handle_prefixes=("li",),
+            media=MediaRules(
+                # LinkedIn Community Management API, "Images API" (image specifications: JPG, GIF, PNG, at most
+                # 36,152,320 pixels), "Videos API" (video specifications: MP4, 3 seconds to 30 minutes, at most
+                # 500 MB) and "Posts API" (MultiImage: 2 to 20 images; a video is a post's only media). The Images
+                # API names no byte limit; 100 MB only bounds what a worker holds in memory for one upload.
+                source="LinkedIn Images, Videos and Posts API",
+                kinds={
+                    "image": MediaKind(("image/jpeg", "image/png", "image/gif"), 100 * MB, max_pixels=36_152_320),
+                    "video": MediaKind(("video/mp4",), 500 * MB, min_seconds=3, max_seconds=30 * 60),
+                },
+                max_items=20,
+                alone=("video",),
+            ),
         ),
         PlatformRules(
             "facebook",

@@ -284,6 +284,13 @@ def _check_item(
         )
     if not known.width or not known.height:
         return
+    if kind.max_pixels is not None and known.width * known.height > kind.max_pixels:
+        raise _media_refused(
+            platform,
+            f"{kind_name}.max_pixels",
+            f"{label} is {known.width}x{known.height}; at most {kind.max_pixels:,} pixels",
+            source,
+        )
     if kind.min_side is not None and min(known.width, known.height) < kind.min_side:
         raise _media_refused(
             platform,

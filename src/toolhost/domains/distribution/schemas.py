@@ -73,6 +73,8 @@ class BlueskyOptions(_Options):
 
 class LinkedInOptions(_Options):
     article_url: Url | None = None
+    # Post as this organisation (its id or urn:li:organization URN) instead of the signed-in member.
+    organization: ShortText | None = None
 
 
 class TwitterOptions(_Options):

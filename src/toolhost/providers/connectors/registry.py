@@ -25,10 +25,15 @@ from toolhost.providers.connectors.facebook import SCOPES as FACEBOOK_SCOPES
 from toolhost.providers.connectors.facebook import FacebookConnector
 from toolhost.providers.connectors.instagram import SCOPES as INSTAGRAM_SCOPES
 from toolhost.providers.connectors.instagram import InstagramConnector
+from toolhost.providers.connectors.linkedin import MEMBER_SCOPES as LINKEDIN_MEMBER_SCOPES
+from toolhost.providers.connectors.linkedin import ORGANIZATION_SCOPES as LINKEDIN_ORGANIZATION_SCOPES
+from toolhost.providers.connectors.linkedin import LinkedInConnector
 from toolhost.providers.connectors.mastodon import MastodonConnector
 from toolhost.providers.connectors.oauth import OAuthApp
 from toolhost.providers.connectors.threads import SCOPES as THREADS_SCOPES
 from toolhost.providers.connectors.threads import ThreadsConnector
+from toolhost.providers.connectors.tiktok import SCOPES as TIKTOK_SCOPES
+from toolhost.providers.connectors.tiktok import TikTokConnector
 from toolhost.providers.connectors.webhook import WebhookConnector
 from toolhost.providers.connectors.x import SCOPES as X_SCOPES
 from toolhost.providers.connectors.x import XConnector
@@ -70,6 +75,8 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
     meta_secret = options.meta_client_secret.get_secret_value() if options.meta_client_secret else None
     threads_secret = options.threads_client_secret.get_secret_value() if options.threads_client_secret else None
     meta_settings = (f"{SETTINGS_PREFIX}META_CLIENT_ID", f"{SETTINGS_PREFIX}META_CLIENT_SECRET")
+    linkedin_secret = options.linkedin_client_secret.get_secret_value() if options.linkedin_client_secret else None
+    tiktok_secret = options.tiktok_client_secret.get_secret_value() if options.tiktok_client_secret else None
     return {
         "webhook": WebhookConnector(
             fetcher, timeout=options.webhook_timeout, attempts=options.webhook_attempts, backoff=options.webhook_backoff
@@ -154,6 +161,46 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
             media_processing_seconds=options.media_processing_seconds,
+        ),
+        "linkedin": LinkedInConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.linkedin_client_id,
+                client_secret=linkedin_secret,
+                authorize_url=options.linkedin_authorize_url,
+                token_url=options.linkedin_token_url,
+                scopes=LINKEDIN_MEMBER_SCOPES
+                + (LINKEDIN_ORGANIZATION_SCOPES if options.linkedin_organizations else ()),
+                setting_names=(
+                    f"{SETTINGS_PREFIX}LINKEDIN_CLIENT_ID",
+                    f"{SETTINGS_PREFIX}LINKEDIN_CLIENT_SECRET",
+                ),
+                # "Authorization Code Flow": LinkedIn takes PKCE only from some apps (native clients); the flow
+                # rests on the state the connect page checks, and the secret travels in the form body.
+                pkce=False,
+                client_auth="client_secret_post",
+            ),
+            api_url=options.linkedin_api_url,
+            version=options.linkedin_version,
+            organizations=options.linkedin_organizations,
+            rate_limit_wait=options.rate_limit_wait,
+            media_processing_polls=options.media_processing_polls,
+        ),
+        "tiktok": TikTokConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.tiktok_client_key,
+                client_secret=tiktok_secret,
+                authorize_url=options.tiktok_authorize_url,
+                token_url=options.tiktok_token_url,
+                scopes=TIKTOK_SCOPES,
+                setting_names=(f"{SETTINGS_PREFIX}TIKTOK_CLIENT_KEY", f"{SETTINGS_PREFIX}TIKTOK_CLIENT_SECRET"),
+                # "Login Kit for Web": web apps send no PKCE challenge; the connector writes its own requests.
+                pkce=False,
+                client_auth="client_secret_post",
+            ),
+            api_url=options.tiktok_api_url,
+            media_processing_polls=options.media_processing_polls,
         ),
     }
 
