@@ -38,6 +38,17 @@ class Agent:
         return body["structuredContent"]  # type: ignore[no-any-return]
 
 
+# How wide a field is, and how wide it would be left to size itself (a date field then shows all of its value).
+FIELD_WIDTHS = """(field) => {
+  const probe = field.cloneNode();
+  probe.style.cssText = "position:absolute;visibility:hidden;width:auto;min-width:0;max-width:none";
+  field.parentElement.append(probe);
+  const needed = probe.getBoundingClientRect().width;
+  probe.remove();
+  return [field.getBoundingClientRect().width, needed];
+}"""
+
+
 async def _agent(person: Person, client: httpx.AsyncClient) -> Agent:
     await sign_in(client, person.email, person.password)
     page = await client.get("/app/calendar")
@@ -141,13 +152,10 @@ async def test_a_person_approves_rejects_and_edits_in_the_queue_and_the_database
     assert browser_errors == []
 
 
-async def test_a_person_drags_a_post_to_another_day_and_the_database_agrees(
-    live_server: LiveServer,
-    browser_page: Page,
-    browser_errors: list[str],
-    make_person: PersonFactory,
-    platform: Platform,
-) -> None:
+async def _person_with_a_scheduled_post(
+    live_server: LiveServer, make_person: PersonFactory, platform: Platform, caption: str
+) -> tuple[Person, datetime]:
+    """A person whose project has a LinkedIn account and one post at 10:15 UTC on the Monday two weeks ahead."""
     person = await make_person()
     async with platform.session_factory() as session, session.begin():
         project_id = await session.scalar(select(Project.id).where(Project.account_id == person.account_id))
@@ -165,18 +173,27 @@ async def test_a_person_drags_a_post_to_another_day_and_the_database_agrees(
     first = datetime(monday.year, monday.month, monday.day, 10, 15, tzinfo=UTC)
     async with httpx.AsyncClient(base_url=live_server.url) as client:
         agent = await _agent(person, client)
-        caption = "Drag me to Wednesday\nthe second line stays off the card"
         await agent.data(
             "schedule_post", {"platforms": ["linkedin"], "caption": caption, "schedule_at": first.isoformat()}
         )
+    return person, first
 
+
+async def test_a_person_drags_a_post_to_another_day_and_the_database_agrees(
+    live_server: LiveServer,
+    browser_page: Page,
+    browser_errors: list[str],
+    make_person: PersonFactory,
+    platform: Platform,
+) -> None:
+    caption = "Drag me to Wednesday\nthe second line stays off the card"
+    person, first = await _person_with_a_scheduled_post(live_server, make_person, platform, caption)
     page = browser_page
-    path = f"/app/calendar?start_date={monday.isoformat()}"
-    await _browser_sign_in(page, live_server, person, path)
+    await _browser_sign_in(page, live_server, person, f"/app/calendar?start_date={first.date().isoformat()}")
     card = page.locator("article.post", has_text="Drag me to Wednesday")
     await expect(card).to_contain_text("linkedin")
     await expect(card).not_to_contain_text("the second line")
-    wednesday = (monday + timedelta(days=2)).isoformat()
+    wednesday = (first + timedelta(days=2)).date().isoformat()
     await card.drag_to(page.locator(f'section.day[data-day="{wednesday}"]'))
     await expect(page.locator("#status")).to_have_text(f"Moved to {wednesday} 10:15 UTC.")
     await expect(page.locator(f'section.day[data-day="{wednesday}"] article.post')).to_contain_text("Drag me")
@@ -188,16 +205,29 @@ async def test_a_person_drags_a_post_to_another_day_and_the_database_agrees(
 
 
 async def test_the_calendar_fits_a_phone_and_a_laptop_without_clipping(
-    live_server: LiveServer, browser_page: Page, make_person: PersonFactory
+    live_server: LiveServer, browser_page: Page, make_person: PersonFactory, platform: Platform
 ) -> None:
-    person = await make_person()
+    person, first = await _person_with_a_scheduled_post(live_server, make_person, platform, "Fits on a phone")
     page = browser_page
-    await _browser_sign_in(page, live_server, person, "/app/calendar")
+    await _browser_sign_in(page, live_server, person, f"/app/calendar?start_date={first.date().isoformat()}")
+    card = page.locator("article.post", has_text="Fits on a phone")
+    await card.get_by_text("Change time").click()
     for width in (390, 1280):
         await page.set_viewport_size({"width": width, "height": 900})
         await expect(page.locator("section.day")).to_have_count(7)
         overflow = await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow == 0, f"the page scrolls sideways at {width} px"
+        card_box = await card.bounding_box()
+        assert card_box is not None
+        for label in ("New day (UTC)", "New time (UTC)"):
+            field = card.get_by_label(label)
+            box = await field.bounding_box()
+            assert box is not None and card_box["x"] <= box["x"]
+            assert box["x"] + box["width"] <= card_box["x"] + card_box["width"], (
+                f"{label} leaves its card at {width} px"
+            )
+            shown, needed = await field.evaluate(FIELD_WIDTHS)
+            assert shown >= needed, f"{label} is too narrow to show its value at {width} px ({shown} < {needed})"
         for field in await page.locator("input").all():
             if not await field.is_visible():
                 continue

@@ -151,13 +151,15 @@
         event.dataTransfer.setData("application/x-toolhost-post", post.id);
         event.dataTransfer.effectAllowed = "move";
       });
-      const input = el("input", { type: "datetime-local", "aria-label": "New time (UTC)", value: (post.scheduled_at || "").slice(0, 16) });
+      // A date and a time field, one above the other: one datetime field does not fit a day column.
+      const day = el("input", { type: "date", "aria-label": "New day (UTC)", value: (post.scheduled_at || "").slice(0, 10) });
+      const time = el("input", { type: "time", "aria-label": "New time (UTC)", value: (post.scheduled_at || "").slice(11, 16) });
       const move = el("button", { type: "button" }, "Reschedule");
       move.addEventListener("click", () => {
-        if (!input.value) { say("choose a new time", "error"); return; }
-        reschedule(post, input.value + ":00Z");
+        if (!day.value || !time.value) { say("choose a new day and time", "error"); return; }
+        reschedule(post, day.value + "T" + time.value + ":00Z");
       });
-      card.append(el("details", {}, el("summary", {}, "Change time"), input, move));
+      card.append(el("details", {}, el("summary", {}, "Change time"), day, time, move));
     }
     return card;
   }
