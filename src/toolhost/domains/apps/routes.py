@@ -69,7 +69,7 @@ async def plans_with_pending(request: Request) -> JSONResponse:
         {"plan_id": str(plan.id), "project_id": str(plan.project_id), "topic": plan.topic[:300], "pending": pending}
         for plan, pending in found
     ]
-    return JSONResponse({"plans": plans}, headers={"Cache-Control": "no-store"})
+    return JSONResponse({"plans": plans}, headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
 
 
 async def favicon(request: Request) -> Response:
