@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from tests.browser import LiveServer
 from tests.conftest import Person, PersonFactory, csrf_of, sign_in
-from tests.domains.analytics.conftest import now
+from tests.domains.analytics.conftest import now, open_channel
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import Post
@@ -235,3 +235,34 @@ async def test_the_calendar_fits_a_phone_and_a_laptop_without_clipping(
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (
                 f"an input is cut at {width} px"
             )
+
+
+async def test_the_analytics_page_draws_views_by_day_published(
+    live_server: LiveServer,
+    browser_page: Page,
+    browser_errors: list[str],
+    make_person: PersonFactory,
+    platform: Platform,
+) -> None:
+    person = await make_person()
+    async with platform.session_factory() as session:
+        project_id = await session.scalar(select(Project.id).where(Project.account_id == person.account_id))
+    assert project_id is not None
+    async with httpx.AsyncClient(base_url=live_server.url) as client:
+        channel = await open_channel(platform, client, project_id, person.account_id, "linkedin")
+        today = now().replace(hour=9, minute=0, second=0, microsecond=0)
+        for days_ago, views in ((3, 120), (1, 480)):
+            post = await channel.published(
+                at=today - timedelta(days=days_ago), caption=f"Post from {days_ago} days ago"
+            )
+            pushed = await channel.push(post, views=views, likes=1)
+            assert pushed.status_code == 202, pushed.text
+    page = browser_page
+    await _browser_sign_in(page, live_server, person, "/app/analytics")
+    chart = page.get_by_role("img", name="Views by day published")
+    await expect(chart.locator("rect")).to_have_count(2)
+    days = [(today - timedelta(days=days_ago)).date().isoformat() for days_ago in (3, 1)]
+    await expect(chart.locator("rect title")).to_have_text([f"{days[0]}: 120 views", f"{days[1]}: 480 views"])
+    heights = [float(await bar.get_attribute("height") or 0) for bar in await chart.locator("rect").all()]
+    assert heights[1] == 4 * heights[0], "bars are drawn to scale"
+    assert browser_errors == []
