@@ -1,4 +1,4 @@
-"""Server-rendered pages of the platform (sign-in, consent): autoescaped Jinja2 templates in one small layout.
+"""Server-rendered pages (sign-in, consent, connect): autoescaped Jinja2 templates in one small layout.
 
 Each response gets its own nonce for the layout's inline stylesheet, and a policy that allows nothing else:
 no script, no outside origin, forms posting only to this site (and, for the consent page, to the client it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 from urllib.parse import urlencode
 
 import httpx
@@ -78,12 +79,15 @@ async def test_calendar_shows_the_weeks_draft_scheduled_and_published_posts_only
         "platform",
         "status",
         "title",
+        "first_line",
         "external_post_id",
         "published_at",
         "scheduled_at",
         "created_at",
         "error",
     }
+    # What a card names each post by: its caption's first line, never "(untitled)".
+    assert [post["first_line"] for post in data["posts"]] == ["A caption", "Done", "Launch day"]
     assert "mcp:distribute" in data["scopes"]
 
 
@@ -236,7 +240,7 @@ async def test_mcp_clients_receive_the_ui_as_an_embedded_resource(app: Starlette
 
 
 async def test_web_pages_send_anyone_not_signed_in_to_sign_in_and_back(client: httpx.AsyncClient) -> None:
-    for path in ("/app/calendar", "/app/analytics?days=7"):
+    for path in ("/app/calendar", "/app/analytics?days=7", "/app/approvals"):
         response = await client.get(path, headers={"Authorization": "Bearer thk_a_key_opens_no_page"})
         assert response.status_code == 303
         assert response.headers["location"] == "/signin?" + urlencode({"next": path})
@@ -247,7 +251,11 @@ async def test_web_pages_carry_no_data_and_no_key_and_allow_only_their_own_nonce
 ) -> None:
     person = await make_person()
     await sign_in(client, person.email, person.password)
-    for path, tool_name in (("/app/calendar", "open_content_calendar"), ("/app/analytics", "open_analytics_pulse")):
+    for path, tool_name in (
+        ("/app/calendar", "open_content_calendar"),
+        ("/app/analytics", "open_analytics_pulse"),
+        ("/app/approvals", "list_plan_approvals"),
+    ):
         response = await client.get(path)
         assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
         policy = response.headers["content-security-policy"]
@@ -297,3 +305,34 @@ async def test_when_the_session_expires_the_page_and_its_calls_go_back_to_sign_i
     assert page.status_code == 303 and page.headers["location"].startswith("/signin?next=")
     call = await client.post("/v1/tools/get_credit_balance", json={}, headers={"X-CSRF-Token": token})
     assert call.status_code == 401
+
+
+async def test_the_approvals_queue_lists_only_the_persons_own_plans_with_pending_items(
+    client: httpx.AsyncClient, make_person: PersonFactory, tenant: Tenant
+) -> None:
+    # Another account's plan in review never shows.
+    other = await tenant.data("save_content_plan", {"plan": {"topic": "Not yours", "posts": [{"caption": "x"}]}})
+    await tenant.data("submit_content_plan_for_approval", {"plan_id": other["plan_id"]})
+    refused = await client.get("/app/approvals/plans", headers=tenant.headers)
+    assert refused.status_code == 401, "a key is no sign-in for the page's own endpoint"
+
+    person = await make_person()
+    await sign_in(client, person.email, person.password)
+    token = csrf_of((await client.get("/app/approvals")).text)
+
+    async def call(tool: str, arguments: dict[str, object]) -> dict[str, Any]:
+        response = await client.post(f"/v1/tools/{tool}", json=arguments, headers={"X-CSRF-Token": token})
+        return response.json()["structuredContent"]  # type: ignore[no-any-return]
+
+    posts = [{"id": "one", "caption": "First"}, {"id": "two", "caption": "Second"}]
+    reviewed = await call("save_content_plan", {"plan": {"topic": "Launch week", "posts": posts}})
+    await call("submit_content_plan_for_approval", {"plan_id": reviewed["plan_id"]})
+    await call("save_content_plan", {"plan": {"topic": "Still a draft", "posts": posts}})
+    listed = (await client.get("/app/approvals/plans")).json()["plans"]
+    assert [(plan["plan_id"], plan["topic"], plan["pending"]) for plan in listed] == [
+        (reviewed["plan_id"], "Launch week", 2)
+    ]
+    items = (await call("list_plan_approvals", {"plan_id": reviewed["plan_id"]}))["items"]
+    for item in items:
+        await call("respond_plan_approval", {"approval_id": item["id"], "decision": "approved"})
+    assert (await client.get("/app/approvals/plans")).json()["plans"] == []

@@ -109,7 +109,10 @@ async def test_the_connect_page_creates_a_webhook_account_and_shows_its_secret_o
     path = started["deep_link"].removeprefix("http://testserver")
     page = await client.get(path)
     assert page.status_code == 200
-    assert 'name="url"' in page.text
+    assert 'name="url"' in page.text and '<label for="webhook-url">Receiver URL (https)</label>' in page.text
+    # Styled like the sign-in pages: their layout and stylesheet, named by the platform's display name.
+    assert "<title>Connect Threads · toolhost</title>" in page.text and "<header><strong>toolhost</strong>" in page.text
+    assert "'unsafe-inline'" not in page.headers["content-security-policy"]
     done = await client.post(path, data={"connector": "webhook", "url": "http://127.0.0.1:9/hook"})
     assert done.status_code == 200
     secret = re.search(r"<code>(whsec_[^<]+)</code>", done.text)

@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
+from toolhost.platform.models import Project
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 
 DECIDED = frozenset({"approved", "rejected", "edited"})
@@ -39,6 +40,25 @@ async def list_items(session: AsyncSession, *, plan_id: uuid.UUID, status: str |
     if status is not None:
         query = query.where(ApprovalItem.status == status)
     return list(await session.scalars(query.order_by(ApprovalItem.created_at, ApprovalItem.post_id)))
+
+
+async def plans_with_pending(
+    session: AsyncSession, *, account_id: uuid.UUID, project_id: uuid.UUID | None
+) -> list[tuple[ContentPlan, int]]:
+    """The plans of an account (of one project when the caller is bound to one) with pending items, and how many,
+    oldest plan first: what the approvals page asks list_plan_approvals about."""
+    pending = func.count(ApprovalItem.id)
+    query = (
+        select(ContentPlan, pending)
+        .join(ApprovalItem, ApprovalItem.plan_id == ContentPlan.id)
+        .join(Project, Project.id == ContentPlan.project_id)
+        .where(Project.account_id == account_id, ApprovalItem.status == "pending")
+        .group_by(ContentPlan.id)
+        .order_by(ContentPlan.created_at, ContentPlan.id)
+    )
+    if project_id is not None:
+        query = query.where(ContentPlan.project_id == project_id)
+    return [(plan, count) for plan, count in (await session.execute(query)).all()]
 
 
 async def create(

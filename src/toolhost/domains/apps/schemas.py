@@ -27,6 +27,7 @@ class CalendarPost(ToolOutput):
     platform: str
     status: str
     title: str | None
+    first_line: str = Field(description="The caption's first non-blank line (ext), what a card shows.")
     external_post_id: str | None
     published_at: str | None
     scheduled_at: str | None

@@ -24,6 +24,7 @@ CALENDAR_STATUSES = ("draft", "pending", "scheduled", "published")
 CALENDAR_DAYS = 7
 # A week holds at most this many posts on the calendar; more would not be readable in one view anyway.
 CALENDAR_LIMIT = 500
+FIRST_LINE_LIMIT = 200
 PULSE_POSTS = 100
 
 
@@ -70,6 +71,7 @@ async def calendar(*, session: AsyncSession, project_id: uuid.UUID, start_date: 
             "platform": post.platform,
             "status": post.status,
             "title": post.title,
+            "first_line": _first_line(post.caption),
             "external_post_id": post.external_post_id,
             "published_at": iso(post.published_at),
             "scheduled_at": iso(post.scheduled_at),
@@ -78,6 +80,11 @@ async def calendar(*, session: AsyncSession, project_id: uuid.UUID, start_date: 
         }
         for post in posts[:CALENDAR_LIMIT]
     ]
+
+
+def _first_line(caption: str) -> str:
+    """What a calendar card names a post by: the caption's first non-blank line, cut to fit a card."""
+    return next((line.strip() for line in caption.splitlines() if line.strip()), "")[:FIRST_LINE_LIMIT]
 
 
 def _title(post: Post) -> str:

@@ -17,14 +17,18 @@ from toolhost.platform.fields import SOCIAL_PLATFORMS
 from toolhost.platform.redaction import redact
 from toolhost.platform.websession import CSRF_FIELD, Person
 
-View = Literal["calendar", "analytics"]
+View = Literal["calendar", "analytics", "approvals"]
 MIME_TYPE = "text/html;profile=mcp-app"
 RESOURCE_URIS: dict[View, str] = {
     "calendar": "ui://content-calendar/v1/mcp-app.html",
     "analytics": "ui://analytics-pulse/v1/mcp-app.html",
 }
-TOOLS: dict[View, str] = {"calendar": "open_content_calendar", "analytics": "open_analytics_pulse"}
-TITLES: dict[View, str] = {"calendar": "Content calendar", "analytics": "Analytics pulse"}
+TOOLS: dict[View, str] = {
+    "calendar": "open_content_calendar",
+    "analytics": "open_analytics_pulse",
+    "approvals": "list_plan_approvals",
+}
+TITLES: dict[View, str] = {"calendar": "Content calendar", "analytics": "Analytics pulse", "approvals": "Approvals"}
 
 ASSETS = Path(__file__).parent / "assets"
 # Inlined into every document: an MCP host's sandbox may allow no other origin, not even toolhost's.
@@ -46,8 +50,10 @@ def _script_json(value: Any) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-ACCOUNT_BAR = """<form class="bar account" method="post" action="/signout"><span class="muted">{email}</span>
-<input type="hidden" name="{field}" value="{csrf_token}"><button type="submit">Sign out</button></form>"""
+ACCOUNT_BAR = """<header class="bar account"><nav class="bar"><a href="/app/approvals">Approvals</a>
+<a href="/app/calendar">Calendar</a><a href="/app/analytics">Analytics</a></nav>
+<form class="bar" method="post" action="/signout"><span class="muted">{email}</span>
+<input type="hidden" name="{field}" value="{csrf_token}"><button type="submit">Sign out</button></form></header>"""
 
 
 def document(

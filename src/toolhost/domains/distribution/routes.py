@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import html
 import logging
 import secrets
 import uuid
@@ -29,6 +28,7 @@ from toolhost.db.base import utcnow
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, ConnectionLink, ConnectorEvent
 from toolhost.platform.execution import new_request_id
+from toolhost.platform.pages import render
 from toolhost.platform.policy import refuse_unstorable_text
 from toolhost.platform.rest import error_response, parse_json_body, read_body
 from toolhost.platform.results import ToolError, Unauthenticated, ValidationFailed
@@ -38,31 +38,19 @@ from toolhost.providers.connectors.oauth import OAuthConnector
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 from toolhost.providers.connectors.youtube import YouTubeConnector
+from toolhost.providers.platforms import rules_for
 
 logger = logging.getLogger(__name__)
 
 EVENTS_MAX_BYTES = 1024 * 1024
 FORM_MAX_BYTES = 16 * 1024
 MAX_EVENTS = 1000
-PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<meta name="referrer" content="no-referrer">
-<style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
-fieldset{{margin:1rem 0}} label{{display:block;margin:.5rem 0}} input{{width:100%}}
-code{{word-break:break-all}}</style>
-</head><body><h1>{title}</h1>{body}</body></html>"""
 FIELD_TYPES = {"access_token": "password", "app_password": "password", "refresh_token": "password"}
 
 
-def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(
-        PAGE.format(title=html.escape(title), body=body),
-        status_code=status,
-        headers={
-            "Cache-Control": "no-store",
-            "X-Frame-Options": "DENY",
-            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https:",
-        },
-    )
+def _page(title: str, message: str, status: int = 200) -> HTMLResponse:
+    """A connect page that only says something: what went wrong (4xx) or what happened."""
+    return render("message.html", title=title, message=message, message_is_error=status >= 400, status=status)
 
 
 def _platform(request: Request) -> Any:
@@ -82,44 +70,31 @@ async def connect_page(request: Request) -> Response:
         try:
             link = await accounts_service.open_link(session=session, settings=platform.settings, token=token)
         except ToolError as error:
-            return _page("Link not usable", f"<p>{html.escape(error.message)}</p>", 404)
+            return _page("Link not usable", error.message, 404)
         link_platform = link.platform
     if request.method == "POST":
         return await _submit(request, token, connectors)
-    forms = []
+    offered: list[dict[str, Any]] = []
     for name in connectors.for_platform(link_platform):
         connector = connectors.get(name)
         assert connector is not None
         if name == "youtube" or isinstance(connector, OAuthConnector):
             label = connector.sign_in_with if isinstance(connector, OAuthConnector) else "Google"
-            forms.append(
-                f'<fieldset><legend>{html.escape(name)}</legend><p><a href="/app/connect/{html.escape(token)}/oauth/'
-                f'{html.escape(name)}">Sign in with {html.escape(label)}</a></p></fieldset>'
-            )
+            offered.append({"name": name, "sign_in_with": label})
             continue
-        inputs = "".join(
-            f'<label>{html.escape(label)}<input name="{field}" type="{FIELD_TYPES.get(field, "text")}" '
-            'required autocomplete="off"></label>'
+        fields = [
+            {"name": field, "label": label, "type": FIELD_TYPES.get(field, "text")}
             for field, label in connector.connect_fields.items()
-        )
-        oauth = ""
-        if name == "mastodon":
-            oauth = (
-                f'<p>Or <a href="/app/connect/{html.escape(token)}/oauth/mastodon">sign in on your '
-                "instance</a> "
-                "(add <code>?instance_url=…</code>).</p>"
-            )
-        forms.append(
-            f'<form method="post"><fieldset><legend>{html.escape(name)}</legend>'
-            f'<input type="hidden" name="connector" value="{name}">{inputs}'
-            f'<button type="submit">Connect</button>{oauth}</fieldset></form>'
-        )
-    for name, missing in connectors.unconfigured_for(link_platform).items():
-        forms.append(
-            f"<fieldset><legend>{html.escape(name)}</legend><p>Not available yet: the operator has not set "
-            f"{html.escape(', '.join(missing))}.</p></fieldset>"
-        )
-    return _page(f"Connect {link_platform}", "".join(forms) or "<p>No connector is configured.</p>")
+        ]
+        offered.append({"name": name, "fields": fields, "instance_oauth": name == "mastodon"})
+    return render(
+        "connect.html",
+        title=f"Connect {rules_for(link_platform).display_name}",
+        token=token,
+        offered=offered,
+        unconfigured=connectors.unconfigured_for(link_platform),
+        form_targets=("https:",),
+    )
 
 
 async def _submit(request: Request, token: str, connectors: Connectors) -> Response:
@@ -127,7 +102,7 @@ async def _submit(request: Request, token: str, connectors: Connectors) -> Respo
     try:
         body = await read_body(request, FORM_MAX_BYTES)
     except ValidationFailed:
-        response = _page("Too large", "<p>The form is too large.</p>", 413)
+        response = _page("Too large", "The form is too large.", 413)
         response.headers["Connection"] = "close"
         return response
     fields = {
@@ -138,7 +113,7 @@ async def _submit(request: Request, token: str, connectors: Connectors) -> Respo
         try:
             link = await accounts_service.open_link(session=session, settings=platform.settings, token=token)
             if connector_name not in connectors.for_platform(link.platform):
-                return _page("Not available", "<p>That connector is not configured for this platform.</p>", 400)
+                return _page("Not available", "That connector is not configured for this platform.", 400)
             connector = connectors.get(connector_name)
             assert connector is not None
             result = await connector.connect(platform=link.platform, fields=fields)
@@ -150,18 +125,15 @@ async def _submit(request: Request, token: str, connectors: Connectors) -> Respo
                 result=result,
             )
         except ToolError as error:
-            return _page("Could not connect", f"<p>{html.escape(error.message)}</p>", 400)
+            return _page("Could not connect", error.message, 400)
         account_id = str(account.id)
         username = account.username or ""
-    shown = "".join(
-        f"<p>Your {html.escape(name.replace('_', ' '))} (shown only this once):</p>"
-        f"<p><code>{html.escape(value)}</code></p>"
-        for name, value in result.shown_once.items()
-    )
-    return _page(
-        "Connected",
-        f"<p>Connected {html.escape(username)} (account <code>{account_id}</code>).</p>{shown}"
-        "<p>You can close this page.</p>",
+    return render(
+        "connected.html",
+        title="Connected",
+        username=username,
+        account_id=account_id,
+        shown_once={name.replace("_", " "): value for name, value in result.shown_once.items()},
     )
 
 
@@ -199,9 +171,9 @@ async def start_oauth(request: Request) -> Response:
                 link.oauth_settings = {"connector": "mastodon", "app": vault.seal(app)}
                 target = connector.authorize_url(app=app, redirect_uri=redirect_uri, state=state)
             else:
-                return _page("Not available", "<p>This connector has no OAuth flow.</p>", 400)
+                return _page("Not available", "This connector has no OAuth flow.", 400)
         except ToolError as error:
-            return _page("Could not start", f"<p>{html.escape(error.message)}</p>", 400)
+            return _page("Could not start", error.message, 400)
     return RedirectResponse(target, status_code=303)
 
 
@@ -216,14 +188,14 @@ async def oauth_callback(request: Request) -> Response:
             await session.scalar(select(ConnectionLink).where(ConnectionLink.oauth_state == state)) if state else None
         )
         if link is None or link.completed_at is not None:
-            return _page("Link not usable", "<p>This sign-in does not belong to an open connect page.</p>", 400)
+            return _page("Link not usable", "This sign-in does not belong to an open connect page.", 400)
         if not code:
             # RFC 6749 §4.1.2.1: the person refused, or the platform did; `error` says which, never a secret.
-            reason = html.escape(request.query_params.get("error", "no authorization code")[:64])
-            return _page("Not connected", f"<p>The platform did not authorize toolhost ({reason}).</p>", 400)
+            reason = request.query_params.get("error", "no authorization code")[:64]
+            return _page("Not connected", f"The platform did not authorize toolhost ({reason}).", 400)
         page_seconds = timedelta(seconds=platform.settings.distribution.connect_page_seconds)
         if link.opened_at is None or link.opened_at + page_seconds <= utcnow():
-            return _page("Link not usable", "<p>This connect page expired; start a new link.</p>", 400)
+            return _page("Link not usable", "This connect page expired; start a new link.", 400)
         try:
             connector_name = str(link.oauth_settings.get("connector"))
             connector = connectors.get(connector_name)
@@ -242,7 +214,7 @@ async def oauth_callback(request: Request) -> Response:
                 app = TokenVault(platform.settings.keyring).open(str(link.oauth_settings["app"]))
                 result = await connector.exchange_code(app=app, redirect_uri=redirect_uri, code=code)
             else:
-                return _page("Not available", "<p>That connector is not configured.</p>", 400)
+                return _page("Not available", "That connector is not configured.", 400)
             account = await accounts_service.complete_link(
                 session=session,
                 settings=platform.settings,
@@ -251,9 +223,9 @@ async def oauth_callback(request: Request) -> Response:
                 result=result,
             )
         except ToolError as error:
-            return _page("Could not connect", f"<p>{html.escape(error.message)}</p>", 400)
-        label = html.escape(account.username or "")
-    return _page("Connected", f"<p>Connected {label}. You can close this page.</p>")
+            return _page("Could not connect", error.message, 400)
+        label = account.username or ""
+    return render("connected.html", title="Connected", username=label, account_id=None, shown_once={})
 
 
 async def webhook_events(request: Request) -> Response:
