@@ -7,12 +7,12 @@ redirects to).
 
 from __future__ import annotations
 
+import functools
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -20,12 +20,22 @@ from starlette.responses import HTMLResponse
 from toolhost.platform.rest import read_body
 from toolhost.platform.websession import Person
 
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
 TEMPLATES_DIRECTORY = Path(__file__).parent / "templates"
-TEMPLATES = Environment(
-    loader=FileSystemLoader(TEMPLATES_DIRECTORY), autoescape=select_autoescape(["html"]), auto_reload=False
-)
 STYLESHEET = (TEMPLATES_DIRECTORY / "toolhost.css").read_text(encoding="utf-8")
 FORM_BODY_LIMIT = 16 * 1024
+
+
+@functools.cache
+def _templates() -> Environment:
+    # Jinja2 is imported by the first page rendered: ~10 MB of RSS an API-only server never needs.
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES_DIRECTORY), autoescape=select_autoescape(["html"]), auto_reload=False
+    )
 
 
 def render(
@@ -41,14 +51,18 @@ def render(
 ) -> HTMLResponse:
     """A page of `template` (extending layout.html); `form_targets` are origins its forms may end up at."""
     nonce = secrets.token_urlsafe(16)
-    body = TEMPLATES.get_template(template).render(
-        title=title,
-        person=person,
-        message=message,
-        message_is_error=message_is_error,
-        nonce=nonce,
-        stylesheet=STYLESHEET,
-        **context,
+    body = (
+        _templates()
+        .get_template(template)
+        .render(
+            title=title,
+            person=person,
+            message=message,
+            message_is_error=message_is_error,
+            nonce=nonce,
+            stylesheet=STYLESHEET,
+            **context,
+        )
     )
     form_action = " ".join(("'self'", *form_targets))
     return HTMLResponse(

@@ -8,25 +8,40 @@ a content security policy that allows scripts from this origin only.
 
 from __future__ import annotations
 
+import functools
 import html
+import importlib.util
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from markdown_it import MarkdownIt
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from swagger_ui.utils import SWAGGER_UI_PY_ROOT
 
 from toolhost.config import Settings
 from toolhost.domains.discovery import documents
 from toolhost.platform.registry import registry
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 ASSETS = Path(__file__).resolve().parent / "static"
-SWAGGER_UI = SWAGGER_UI_PY_ROOT / "static"
-# CommonMark with tables (the catalogue's error table); "html": False shows raw HTML in a document as text.
-MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+# Swagger UI's files are served from the installed package; locating it does not import it (~15 MB of RSS that an
+# idle server would carry for a page few open), and the markdown renderer is built on the first page that needs it.
+_SWAGGER_PACKAGE = importlib.util.find_spec("swagger_ui")
+assert _SWAGGER_PACKAGE is not None and _SWAGGER_PACKAGE.submodule_search_locations is not None
+SWAGGER_UI = Path(next(iter(_SWAGGER_PACKAGE.submodule_search_locations))) / "static"
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    # CommonMark with tables (the catalogue's error table); "html": False shows raw HTML in a document as text.
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -90,7 +105,7 @@ async def tools_page(request: Request) -> Response:
             parts.append(f"<h2>{html.escape(module)}</h2>")
         text = sections.get(spec.name)
         # A catalogue heading (`#### name — scope · credits · ...`) reads as the line under the tool's title.
-        body = MARKDOWN.render(text.removeprefix("#### ")) if text else f"<p>{html.escape(spec.description)}</p>"
+        body = _markdown().render(text.removeprefix("#### ")) if text else f"<p>{html.escape(spec.description)}</p>"
         parts.append(
             f'<section class="tool" id="{html.escape(spec.name)}"><h3>{html.escape(spec.title)}</h3>{body}</section>'
         )
@@ -104,7 +119,7 @@ async def guide_page(request: Request) -> Response:
     if name not in documents.GUIDES:
         return _page(request, "Not found", '<main class="docs"><h1>Document not found</h1></main>', status_code=404)
     text = documents.guide_text(name)
-    return _page(request, documents.guide_titles()[name], f'<main class="docs">{MARKDOWN.render(text)}</main>')
+    return _page(request, documents.guide_titles()[name], f'<main class="docs">{_markdown().render(text)}</main>')
 
 
 routes: list[BaseRoute] = [
