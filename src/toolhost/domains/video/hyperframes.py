@@ -215,6 +215,8 @@ class DevTools:
             "--disable-sync",
             "--disable-dev-shm-usage",
             "--mute-audio",
+            "--disable-breakpad",
+            "--disable-crash-reporter",
             "--hide-scrollbars",
             "--force-color-profile=srgb",
             f"--user-data-dir={profile}",
@@ -392,7 +394,9 @@ async def run_hyperframes(run: JobRun) -> JobOutput:
     total = max(1, math.ceil(float(run.job_input["duration_sec"]) * fps))
     html = await _page_html(run)
     resources = Subresources(run, html)
-    with tempfile.TemporaryDirectory(prefix="hyperframes-") as profile:
+    # Chromium's helper processes may still be writing the profile as the main one exits: a profile that cannot be
+    # removed at once must not fail a render that finished (the temporary directory's parent is cleared anyway).
+    with tempfile.TemporaryDirectory(prefix="hyperframes-", ignore_cleanup_errors=True) as profile:
         browser = await DevTools.launch(binary, profile)
         try:
             session = await _open_page(run, browser, resources, (width, height))
