@@ -561,15 +561,6 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite+aiosqlite:///{path}"
 
 
-def sqlite_path(url: str) -> Path | None:
-    """The file of an SQLite URL; None for another database or an in-memory one."""
-    scheme, _, rest = url.partition("://")
-    if not scheme.startswith("sqlite"):
-        return None
-    name = rest.removeprefix("/").split("?", 1)[0]
-    return Path(name) if name and name != ":memory:" else None
-
-
 def find_database(start: Path) -> Path | None:
     """The toolhost.db in `start` or in the nearest directory above it (as git finds its repository)."""
     for directory in (start, *start.parents):

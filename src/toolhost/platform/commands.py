@@ -64,7 +64,7 @@ def command_settings(**overrides: Any) -> Settings:
 
 def database_shown(url: str) -> str:
     """Where a database is, for people: an SQLite file's full path, another database's URL without password."""
-    path = config.sqlite_path(url)
+    path = config.sqlite_database_file(url)
     if path is not None:
         return str(path.resolve())
     return make_url(url).render_as_string(hide_password=True)
@@ -91,7 +91,7 @@ def installation_settings() -> Settings:
         fail(settings_problem(error))
     if configured:
         url = configured
-        path = config.sqlite_path(url)
+        path = config.sqlite_database_file(url)
         if path is not None and not path.is_file():
             fail(
                 f"there is no database at {path.resolve()} (TOOLHOST_DATABASE_URL): point TOOLHOST_DATABASE_URL "
