@@ -75,6 +75,20 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
     meta_secret = options.meta_client_secret.get_secret_value() if options.meta_client_secret else None
     threads_secret = options.threads_client_secret.get_secret_value() if options.threads_client_secret else None
     meta_settings = (f"{SETTINGS_PREFIX}META_CLIENT_ID", f"{SETTINGS_PREFIX}META_CLIENT_SECRET")
+
+    def meta_app(scopes: tuple[str, ...]) -> OAuthApp:
+        """The one Meta app with Facebook Login, asking for one product's scopes (Instagram or Facebook)."""
+        return OAuthApp(
+            client_id=options.meta_client_id,
+            client_secret=meta_secret,
+            authorize_url=options.meta_authorize_url,
+            token_url=options.meta_token_url,
+            scopes=scopes,
+            setting_names=meta_settings,
+            pkce=False,
+            client_auth="client_secret_post",
+        )
+
     linkedin_secret = options.linkedin_client_secret.get_secret_value() if options.linkedin_client_secret else None
     tiktok_secret = options.tiktok_client_secret.get_secret_value() if options.tiktok_client_secret else None
     return {
@@ -110,16 +124,7 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
         # secret as a form field, and the Facebook Login dialog is not documented to take PKCE.
         "instagram": InstagramConnector(
             fetcher,
-            app=OAuthApp(
-                client_id=options.meta_client_id,
-                client_secret=meta_secret,
-                authorize_url=options.meta_authorize_url,
-                token_url=options.meta_token_url,
-                scopes=INSTAGRAM_SCOPES,
-                setting_names=meta_settings,
-                pkce=False,
-                client_auth="client_secret_post",
-            ),
+            app=meta_app(INSTAGRAM_SCOPES),
             api_url=options.meta_graph_url,
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
@@ -127,16 +132,7 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
         ),
         "facebook": FacebookConnector(
             fetcher,
-            app=OAuthApp(
-                client_id=options.meta_client_id,
-                client_secret=meta_secret,
-                authorize_url=options.meta_authorize_url,
-                token_url=options.meta_token_url,
-                scopes=FACEBOOK_SCOPES,
-                setting_names=meta_settings,
-                pkce=False,
-                client_auth="client_secret_post",
-            ),
+            app=meta_app(FACEBOOK_SCOPES),
             api_url=options.meta_graph_url,
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
