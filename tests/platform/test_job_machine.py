@@ -22,7 +22,7 @@ from toolhost.config import Settings
 from toolhost.domains.autopilot import runner as autopilot_runner
 from toolhost.domains.autopilot.models import AutopilotRun
 from toolhost.domains.distribution.models import Post
-from toolhost.platform import credits, jobs
+from toolhost.platform import credits, jobs, worker
 from toolhost.platform.jobs import Job, JobPolicy, JobResult, JobRun, JobType, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform, build_platform
@@ -242,6 +242,47 @@ async def test_a_slow_analytics_refresh_keeps_its_lease_by_heartbeat_and_complet
     assert await asyncio.wait_for(first, timeout=10) == 1
     done = await job_row(platform, job_id)
     assert (done.status, done.attempt, done.output) == ("completed", 0, {"snapshots": 1, "failed_posts": 0})
+
+
+async def test_a_worker_whose_heartbeat_is_late_does_not_start_its_own_running_job_a_second_time(
+    tenant: Tenant,
+    platform: Platform,
+    client: Any,
+    mastodon: tuple[MastodonStandIn, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # On a busy machine a beat can come after the lease ran out; the worker still runs the job, so its own
+    # reaper must pass over it (another worker's reaper may not: to it the worker could be dead).
+    job_id = await queue_a_refresh(tenant, platform, client, mastodon)
+    started, release = asyncio.Event(), asyncio.Event()
+    fetch = MastodonConnector.fetch_metrics
+    fetches = 0
+
+    async def slow_fetch(self: MastodonConnector, *args: Any) -> Any:
+        nonlocal fetches
+        fetches += 1
+        started.set()
+        await asyncio.wait_for(release.wait(), timeout=30)
+        return await fetch(self, *args)
+
+    async def no_heartbeat(*_args: Any) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(MastodonConnector, "fetch_metrics", slow_fetch)
+    monkeypatch.setattr(worker, "_heartbeat", no_heartbeat)
+    first = asyncio.create_task(run_jobs(worker_context(platform, "first")))
+    await asyncio.wait_for(started.wait(), timeout=10)
+    claimed_until = (await job_row(platform, job_id)).lease_expires_at
+    assert claimed_until is not None
+    reap_pass = timedelta(seconds=2 * platform.settings.jobs.poll_interval + 0.5)
+    async with asyncio.timeout(10):
+        while datetime.now(UTC) < claimed_until + reap_pass:
+            await asyncio.sleep(0.1)
+    assert (await job_row(platform, job_id)).status == "processing"
+    release.set()
+    assert await asyncio.wait_for(first, timeout=10) == 1
+    done = await job_row(platform, job_id)
+    assert (done.status, done.attempt, fetches) == ("completed", 0, 1)
 
 
 async def test_an_analytics_refresh_whose_workers_keep_dying_fails_after_its_attempt_cap(

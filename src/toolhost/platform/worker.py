@@ -25,7 +25,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -103,7 +103,7 @@ async def run_jobs(context: WorkerContext) -> int:
                 # Reaping runs on its own clock: under a full queue this loop never returns, and a dead
                 # worker's jobs must not wait for the queue to drain.
                 if time.monotonic() >= next_reap:
-                    handled += await reap_expired(context)
+                    handled += await reap_expired(context, running=pool.job_ids)
                     next_reap = time.monotonic() + context.settings.jobs.poll_interval
                 handled += await _refill(context, pool, any_free_slot=waited_out)
             if not pool.running:
@@ -147,12 +147,18 @@ async def _due_types(context: WorkerContext, names: Sequence[str]) -> list[str]:
     return [name for name in names if name in due]
 
 
-async def reap_expired(context: WorkerContext) -> int:
-    """Processing jobs whose lease expired (their worker died): back to pending, or failed after the last attempt."""
+async def reap_expired(context: WorkerContext, *, running: Collection[uuid.UUID] = ()) -> int:
+    """Processing jobs whose lease expired (their worker died): back to pending, or failed after the last attempt.
+
+    `running` are the jobs this worker still runs: a lease of its own that expired means a late heartbeat (a
+    busy machine), not a dead worker, and reaping it would start the job a second time beside itself.
+    """
     async with context.session_factory() as session, session.begin():
         query = select(Job).where(
             Job.job_type.in_(list(context.job_types)), Job.status == "processing", Job.lease_expires_at < utcnow()
         )
+        if running:
+            query = query.where(Job.id.not_in(list(running)))
         expired = list(await session.scalars(query.with_for_update(skip_locked=True)))
         await _return_to_queue(
             context, session, expired, reason=lambda job: f"the worker's lease expired {job.attempt} times"
@@ -275,6 +281,11 @@ class JobPool:
     def running(self) -> int:
         """Jobs started and not yet finished."""
         return len(self._tasks)
+
+    @property
+    def job_ids(self) -> list[uuid.UUID]:
+        """The jobs started and not yet finished."""
+        return list(self._in_flight)
 
     def running_of(self, job_type: str) -> int:
         """Jobs of one type started and not yet finished."""
