@@ -22,11 +22,14 @@ from toolhost.config import Settings
 from toolhost.db.base import utcnow
 from toolhost.domains.content import images
 from toolhost.domains.content.models import ContentRecord
+from toolhost.domains.media import service as media_service
+from toolhost.domains.media.models import MediaObject
 from toolhost.platform import jobs
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Account
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import claim, load_job_types, load_pollers, reap_expired, run_claimed, run_jobs
+from toolhost.providers.media_store import LocalMediaStore
 
 
 def png_bytes(size: tuple[int, int], color: tuple[int, int, int]) -> bytes:
@@ -220,6 +223,30 @@ async def test_cancelling_a_processing_job_discards_its_output(tenant: Tenant, p
     assert await balance(platform, tenant) == before
     async with platform.session_factory() as session:
         assert await session.scalar(select(func.count()).select_from(ContentRecord)) == 0
+        assert await session.scalar(select(func.count()).select_from(MediaObject)) == 0
+    store = media_service.store(platform.settings)
+    assert isinstance(store, LocalMediaStore)
+    assert [path for path in store.root.rglob("*") if path.is_file()] == []
+
+
+async def test_a_job_output_is_written_only_after_its_row_committed(
+    tenant: Tenant, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job_id = await enqueue(tenant)
+    rows_at_write: list[bool] = []
+    write = LocalMediaStore.put
+
+    async def checked_write(store: LocalMediaStore, key: str, data: bytes) -> None:
+        async with platform.session_factory() as session:
+            rows_at_write.append(await session.scalar(select(MediaObject).where(MediaObject.key == key)) is not None)
+        await write(store, key, data)
+
+    monkeypatch.setattr(LocalMediaStore, "put", checked_write)
+    await run_jobs(worker(platform))
+    assert rows_at_write == [True]
+    status = await tenant.data("check_status", {"job_id": job_id})
+    assert status["status"] == "completed"
+    assert (await tenant.data("get_media_url", {"r2_key": status["r2_key"]}))["signed_url"]
 
 
 async def test_a_finished_job_cannot_be_cancelled(tenant: Tenant, platform: Platform) -> None:

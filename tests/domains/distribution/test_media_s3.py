@@ -108,14 +108,11 @@ async def test_objects_no_row_names_are_swept_from_the_bucket_once_past_the_grac
     tenant: Tenant, platform: Platform, media: dict[str, Any]
 ) -> None:
     named = await upload(tenant, png_bytes(), "image/png")
-    orphaned = await media_service.put(
-        settings=platform.settings,
-        account_id=tenant.account_id,
-        project_id=tenant.project_id,
-        data=png_bytes(),
-        content_type="image/png",
-        kind="image",
+    # Its row went and the store's deletion failed: a file no row names.
+    orphaned = media_service.new_key(
+        project_id=tenant.project_id, account_id=tenant.account_id, kind="image", content_type="image/png"
     )
+    await media_service.store(platform.settings).put(orphaned, png_bytes())
     bucket = bucket_client(media)
     bucket.put_object(Bucket=media["s3_bucket"], Key="projects/backups/readme.txt", Body=b"not toolhost's")
     worker = worker_context(platform, f"w-{uuid.uuid4()}")
@@ -124,7 +121,7 @@ async def test_objects_no_row_names_are_swept_from_the_bucket_once_past_the_grac
     assert await retention.sweep_orphans(worker) == 0  # written just now: inside the grace period
     platform.settings.media.orphan_grace_seconds = 0
     assert await retention.sweep_orphans(worker) == 1
-    assert not await store.exists(orphaned.key)
+    assert not await store.exists(orphaned)
     assert await store.exists(named)
     assert bucket.get_object(Bucket=media["s3_bucket"], Key="projects/backups/readme.txt")["Body"].read()
 

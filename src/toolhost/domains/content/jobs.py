@@ -116,13 +116,16 @@ class JobOutput:
 
 
 def media_runner(render: Callable[[JobRun], Awaitable[JobOutput]]) -> Runner:
-    """A job runner around a media renderer: the file goes to the store, its rows come with the completion."""
+    """A job runner around a media renderer: the output's row commits, its file goes to the store, and the
+    completion makes it usable."""
 
     async def run(job: JobRun) -> JobResult:
         output = await render(job)
         job.checkpoint()
-        stored = await media_service.put(
+        stored = await media_service.put_job_output(
+            session_factory=job.session_factory,
             settings=job.settings,
+            job_id=job.job_id,
             account_id=job.account_id,
             project_id=job.project_id,
             data=output.data,
@@ -131,7 +134,7 @@ def media_runner(render: Callable[[JobRun], Awaitable[JobOutput]]) -> Runner:
         )
 
         async def record(session: AsyncSession) -> None:
-            await media_service.record(session=session, stored=stored, job_id=job.job_id)
+            await media_service.complete_job_output(session=session, key=stored.key)
             if output.record_kind is not None:
                 session.add(
                     ContentRecord(
@@ -145,9 +148,11 @@ def media_runner(render: Callable[[JobRun], Awaitable[JobOutput]]) -> Runner:
 
         async def discard() -> None:
             try:
-                await media_service.store(job.settings).delete(stored.key)
+                await media_service.discard_job_output(
+                    session_factory=job.session_factory, settings=job.settings, key=stored.key
+                )
             except Exception:
-                # An object nobody can reach (it has no row) is harmless; the job's outcome stands either way.
+                # What is left awaits a completion that never comes; the retention sweep removes it.
                 logger.exception("could not delete the discarded output %s of job %s", stored.key, job.job_id)
 
         return JobResult(

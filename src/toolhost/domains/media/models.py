@@ -33,4 +33,7 @@ class MediaObject(Base):
     height: Mapped[int | None] = mapped_column(Integer, default=None)
     duration_seconds: Mapped[float | None] = mapped_column(Float, default=None)
     animated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A job's output row commits before its file is written and is unusable until the job completes with it;
+    # one whose job ended otherwise is swept (media.retention) with its file.
+    awaiting_completion: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,8 +1,10 @@
 """Media retention (CATALOG.md §1.13): job outputs and uploads older than `media.retention_days` are deleted
 unless a post, a plan (its approval items included) or a brand profile still references them: every column
 whose `info` carries `db.base.REFERENCES_MEDIA` is searched, so this module names no other domain's table.
-Files in the store that no row names (orphans: a job's output whose completion never committed, a store
-deletion that failed after its row went) are deleted once they are `media.orphan_grace_seconds` old.
+A job's output row commits before its file is written and awaits the job's completion; one whose job is no
+longer pending or processing (it failed, was cancelled, or completed with another attempt's output because the
+process that wrote this one died) is deleted with its file once `media.orphan_grace_seconds` old. Files in the
+store that no row names (a store deletion that failed after its row went) are deleted after the same grace.
 
 A worker poller: each worker sweeps at most once per `media.retention_sweep_seconds`.
 """
@@ -24,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.db.base import REFERENCES_MEDIA, Base, utcnow
 from toolhost.domains.media import service
 from toolhost.domains.media.models import MediaObject
-from toolhost.platform.jobs import WorkerContext
+from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.models import Project
 from toolhost.providers.media_store import KEY_PATTERN
 
@@ -43,7 +45,7 @@ async def sweep_expired_media(context: WorkerContext) -> int:
     if _next_sweep.get(context.worker_id, 0.0) > now:
         return 0
     _next_sweep[context.worker_id] = now + context.settings.media.retention_sweep_seconds
-    return await sweep(context) + await sweep_orphans(context)
+    return await sweep(context) + await sweep_abandoned_outputs(context) + await sweep_orphans(context)
 
 
 async def sweep(context: WorkerContext) -> int:
@@ -69,6 +71,36 @@ async def sweep(context: WorkerContext) -> int:
                 await store.delete(media.key)
             except Exception:
                 logger.exception("could not delete expired media %s from the store", media.key)
+                continue
+            deleted += 1
+
+
+async def sweep_abandoned_outputs(context: WorkerContext) -> int:
+    """Deletes the job outputs still awaiting a completion their job will no longer make, rows first."""
+    cutoff = utcnow() - timedelta(seconds=context.settings.media.orphan_grace_seconds)
+    store = service.store(context.settings)
+    deleted = 0
+    while True:
+        async with context.session_factory() as session, session.begin():
+            query = (
+                select(MediaObject)
+                .outerjoin(Job, Job.id == MediaObject.job_id)
+                .where(
+                    MediaObject.awaiting_completion,
+                    MediaObject.created_at < cutoff,
+                    or_(Job.id.is_(None), Job.status.not_in(["pending", "processing"])),
+                )
+                .limit(BATCH)
+            )
+            doomed = list(await session.scalars(query))
+            if not doomed:
+                return deleted
+            await session.execute(delete(MediaObject).where(MediaObject.id.in_([media.id for media in doomed])))
+        for media in doomed:
+            try:
+                await store.delete(media.key)
+            except Exception:
+                logger.exception("could not delete the abandoned job output %s", media.key)
                 continue
             deleted += 1
 

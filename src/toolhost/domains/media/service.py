@@ -16,8 +16,8 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
-from sqlalchemy import delete, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from toolhost.db.base import utcnow
 from toolhost.db.session import end_unit_of_work
@@ -278,35 +278,54 @@ async def describe(
     )
 
 
-async def put(
+async def put_job_output(
     *,
+    session_factory: async_sessionmaker[AsyncSession],
     settings: Settings,
+    job_id: uuid.UUID,
     account_id: uuid.UUID,
     project_id: uuid.UUID | None,
     data: bytes,
     content_type: str,
-    kind: str = "uploads",
-    file_name: str | None = None,
+    kind: str,
 ) -> StoredBytes:
-    """Writes a job's output to the store under a new key; `record` makes the key usable with the job's completion.
+    """Stores a job's output: its row commits first (awaiting the job's completion), then the file is written.
 
-    The file precedes its row here, since the row must commit with the job's completion: a completion that fails
-    deletes the file again (the runner's discard), and the retention sweep removes what a crash in between left.
+    `complete_job_output` makes the key usable with the job's completion; `discard_job_output` takes row and file
+    back when the completion does not happen. A process that dies in between leaves a row awaiting a completion
+    that never comes, which the retention sweep removes with its file.
     """
     stored = await describe(
-        account_id=account_id,
-        project_id=project_id,
-        data=data,
-        content_type=content_type,
-        kind=kind,
-        file_name=file_name,
+        account_id=account_id, project_id=project_id, data=data, content_type=content_type, kind=kind
     )
-    await store(settings).put(stored.key, data)
+    async with session_factory() as session, session.begin():
+        (await record(session=session, stored=stored, job_id=job_id)).awaiting_completion = True
+    try:
+        await asyncio.shield(store(settings).put(stored.key, data))
+    except Exception:
+        async with session_factory() as session, session.begin():
+            await session.execute(delete(MediaObject).where(MediaObject.key == stored.key))
+        raise
     return stored
 
 
+async def complete_job_output(*, session: AsyncSession, key: str) -> None:
+    """Makes a job's output usable, in the transaction of the job's completion."""
+    await session.execute(update(MediaObject).where(MediaObject.key == key).values(awaiting_completion=False))
+
+
+async def discard_job_output(
+    *, session_factory: async_sessionmaker[AsyncSession], settings: Settings, key: str
+) -> None:
+    """Deletes a job output whose completion did not happen: the row first, so the key is never usable without its
+    file; a file whose deletion fails afterwards is an orphan the retention sweep removes."""
+    async with session_factory() as session, session.begin():
+        await session.execute(delete(MediaObject).where(MediaObject.key == key))
+    await store(settings).delete(key)
+
+
 async def record(*, session: AsyncSession, stored: StoredBytes, job_id: uuid.UUID | None = None) -> MediaObject:
-    """The row of stored bytes, in the caller's transaction (a job's output with its completion)."""
+    """The row of stored bytes, in the caller's transaction."""
     media = MediaObject(
         key=stored.key,
         account_id=stored.account_id,
@@ -423,7 +442,7 @@ async def find(
 ) -> MediaObject:
     """The media object of a key the caller may use; anything else (another tenant's key) is not_found."""
     media = await session.scalar(select(MediaObject).where(MediaObject.key == strip_scheme(key)))
-    if media is None or not _accessible(media, account_id, accessible_project_ids):
+    if media is None or media.awaiting_completion or not _accessible(media, account_id, accessible_project_ids):
         raise NotFound("no media with this key in your projects", recover_with="upload it with upload_media")
     return media
 
