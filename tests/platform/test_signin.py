@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -50,6 +51,21 @@ async def test_a_person_signs_in_and_is_sent_where_they_were_going_with_an_httpo
     # Signed in, the sign-in page sends the person straight on.
     again = await client.get("/signin", params={"next": "/app/calendar"})
     assert again.status_code == 303 and again.headers["location"] == "/app/calendar"
+
+
+async def test_the_sign_in_page_and_the_signed_in_pages_share_one_stylesheet(
+    client: httpx.AsyncClient, make_person: PersonFactory
+) -> None:
+    style = re.compile(r"<style[^>]*>(.*?)</style>", re.DOTALL)
+    sign_in_page = (await client.get("/signin")).text
+    person = await make_person()
+    await sign_in(client, person.email, person.password)
+    styles = {style.findall(sign_in_page)[0]}
+    for path in ("/app/calendar", "/app/approvals", "/app/analytics"):
+        page = await client.get(path)
+        assert page.status_code == 200, path
+        styles.update(style.findall(page.text))
+    assert len(styles) == 1
 
 
 async def test_over_https_the_session_cookie_is_secure_and_host_only(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolhost.platform.fields import SOCIAL_PLATFORMS
+from toolhost.platform.pages import STYLESHEET
 from toolhost.platform.redaction import redact
 from toolhost.platform.websession import CSRF_FIELD, Person
 
@@ -31,8 +32,9 @@ TOOLS: dict[View, str] = {
 TITLES: dict[View, str] = {"calendar": "Content calendar", "analytics": "Analytics pulse", "approvals": "Approvals"}
 
 ASSETS = Path(__file__).parent / "assets"
-# Inlined into every document: an MCP host's sandbox may allow no other origin, not even toolhost's.
-STYLE = (ASSETS / "app.css").read_text(encoding="utf-8")
+# The web pages' one stylesheet, inlined into every document: an MCP host's sandbox may allow no other origin,
+# not even toolhost's.
+STYLE = STYLESHEET
 SCRIPT = (ASSETS / "app.js").read_text(encoding="utf-8")
 
 DOCUMENT = """<!doctype html>
