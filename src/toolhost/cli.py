@@ -101,8 +101,6 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
 ) -> None:
     """Migrates the database, bootstraps an account on first start, and serves the API."""
-    import uvicorn
-
     # The app factory reads its settings from the environment: the flags go there, so the links it hands out
     # (public_url follows host and port unless set) name the address it really listens on.
     if host is not None:
@@ -124,14 +122,10 @@ def serve(
     else:
         console.print("Mint a key with: toolhost keys create --account <id> --name <name> --scopes mcp:full")
     console.print(f"Serving on http://{settings.host}:{settings.port} (docs at /docs)")
-    uvicorn.run(
-        "toolhost.app:create_app",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-        log_config=logging_config(settings.log_level),
-    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # A fixed argument list: this interpreter and toolhost's own server module, nothing from input.
+    os.execv(sys.executable, [sys.executable, "-m", "toolhost.server"])  # noqa: S606
 
 
 def _where_the_keys_are(settings: Settings) -> str:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from argon2 import PasswordHasher
 from typer.testing import CliRunner, Result
 
@@ -281,12 +280,12 @@ def test_a_command_without_a_database_says_what_to_set_and_leaves_nothing_behind
 def test_the_first_start_prints_the_account_and_project_ids_with_the_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    served: list[dict[str, Any]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda *arguments, **options: served.append(options))
+    served: list[list[str]] = []
+    monkeypatch.setattr(os, "execv", lambda path, arguments: served.append(arguments))
     monkeypatch.chdir(tmp_path)
     first = toolhost(None, "serve")
     assert first.exit_code == 0, first.stderr
-    assert len(served) == 1
+    assert [arguments[1:] for arguments in served] == [["-m", "toolhost.server"]]
     assert "Bootstrapped an agency account with a default project." in first.stdout
     account_id = re.search(rf"Account: ({UUID})", first.stdout).group(1)  # type: ignore[union-attr]
     project_id = re.search(rf"Project: ({UUID})", first.stdout).group(1)  # type: ignore[union-attr]
