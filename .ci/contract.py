@@ -23,13 +23,12 @@ from pathlib import Path
 
 import httpx
 
-from toolhost.catalog import load_tools
+from toolhost.catalog import build_registry
 from toolhost.config import load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.domains.distribution import accounts as connected_accounts
 from toolhost.platform import accounts
 from toolhost.platform.fields import SOCIAL_PLATFORMS
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import build_platform
 
 CHECKS = (
@@ -57,7 +56,7 @@ async def bootstrap_key() -> str:
     nothing calls: the worker is off), so that scheduling and publishing tools run past "connect an account".
     """
     settings = load_settings()
-    platform = build_platform(settings, registry)
+    platform = build_platform(settings, build_registry())
     try:
         await upgrade(platform.engine)
         async with platform.session_factory() as session, session.begin():
@@ -118,7 +117,6 @@ def main() -> int:
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")])),
             }
         )
-        load_tools()
         key = asyncio.run(bootstrap_key())
         server_log = Path(directory) / "server.log"
         with server_log.open("wb") as log:

@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from tests.domains.distribution.standins import serve
 
-from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
+from toolhost.catalog import JOB_TYPES, POLLERS, build_registry
 from toolhost.config import load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.db.session import create_engine
@@ -46,7 +46,6 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import Post
 from toolhost.platform import accounts, credits, scopes
 from toolhost.platform.context import Principal
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import build_platform
 from toolhost.platform.worker import run_worker
 
@@ -100,8 +99,7 @@ async def recreate_database() -> None:
 async def create_posts(receiver_url: str, count: int) -> tuple[str, float]:
     """Account, project, credits, webhook account; then `count` schedule_post calls through execute()."""
     settings = load_settings()
-    load_tools()
-    platform = build_platform(settings, registry)
+    platform = build_platform(settings, build_registry())
     async with platform.session_factory() as session, session.begin():
         account = await accounts.create_account(session, name="bench", tier="agency", settings=settings)
         project = await accounts.create_project(session, account_id=account.id, name="bench")
@@ -219,8 +217,7 @@ class Workers:
 
 
 async def worker_main() -> None:
-    load_tools()
-    platform = build_platform(load_settings(), registry)
+    platform = build_platform(load_settings(), build_registry())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)

@@ -74,17 +74,15 @@ SDK_APP = textwrap.dedent(
 SETUP = textwrap.dedent(
     """
     import asyncio
-    from toolhost.catalog import load_tools
+    from toolhost.catalog import build_registry
     from toolhost.config import load_settings
     from toolhost.db.migrate import upgrade
     from toolhost.platform import accounts
-    from toolhost.platform.registry import registry
     from toolhost.platform.runtime import build_platform
 
     async def main():
-        load_tools()
         settings = load_settings()
-        platform = build_platform(settings, registry)
+        platform = build_platform(settings, build_registry())
         await upgrade(platform.engine)
         async with platform.session_factory() as session, session.begin():
             bootstrapped = await accounts.bootstrap(session, settings=settings)

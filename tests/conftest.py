@@ -19,13 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from starlette.applications import Starlette
 
 from toolhost.app import create_app
-from toolhost.catalog import JOB_TYPES, load_tools
+from toolhost.catalog import JOB_TYPES, build_registry
 from toolhost.config import Settings, load_settings
 from toolhost.db.migrate import upgrade
 from toolhost.db.session import create_engine
 from toolhost.platform import accounts, users
 from toolhost.platform.jobs import WorkerContext
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.platform.worker import load_job_types
 
@@ -48,8 +47,6 @@ def redis_url_of_this_worker(url: str) -> str:
 
 
 REDIS_URL = redis_url_of_this_worker(os.environ.get("TOOLHOST_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"))
-
-load_tools()
 
 
 def settings_for_test(**overrides: Any) -> Settings:
@@ -101,7 +98,7 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 @pytest.fixture
 async def platform(settings: Settings) -> AsyncIterator[Platform]:
     """The platform the app runs on, for direct service access in tests."""
-    built = build_platform(settings, registry)
+    built = build_platform(settings, build_registry())
     yield built
     await built.close()
 

@@ -7,11 +7,13 @@ form an acyclic graph, and a domain reaches another only through its `service`, 
 from __future__ import annotations
 
 import ast
+import importlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from toolhost import catalog
-from toolhost.platform.registry import registry
+from toolhost.platform.registry import Registry
 
 SOURCE = Path(catalog.__file__).parent
 PLATFORM = SOURCE / "platform"
@@ -195,8 +197,7 @@ def test_a_domain_reaches_another_only_through_its_service_models_and_schemas() 
 
 
 def test_the_platform_names_no_registered_tool() -> None:
-    catalog.load_tools()
-    tool_names = {spec.name for spec in registry.all()}
+    tool_names = {spec.name for spec in catalog.build_registry().all()}
     assert len(tool_names) == 91
     offenders = [
         f"{module}: {literal}"
@@ -212,5 +213,19 @@ def test_the_registry_names_no_module() -> None:
 
 
 def test_every_tool_declares_a_module_the_composition_root_lists() -> None:
-    catalog.load_tools()
-    assert {spec.module for spec in registry.all()} <= set(catalog.MODULES)
+    assert {spec.module for spec in catalog.build_registry().all()} <= set(catalog.MODULES)
+
+
+def test_no_module_holds_a_registry() -> None:
+    # The composition root builds registries and hands them down; one held by a module would be every caller's.
+    catalog.build_registry()
+    for name in COMPOSITION_ROOT:
+        importlib.import_module(name)
+    holders = [
+        f"{name}.{attribute}"
+        for name, module in list(sys.modules.items())
+        if name.startswith("toolhost.")
+        for attribute, value in vars(module).items()
+        if isinstance(value, Registry)
+    ]
+    assert holders == []

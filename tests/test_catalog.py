@@ -37,8 +37,8 @@ LOAD_EVERYTHING = """
 import json, sys
 import toolhost.cli
 from toolhost.app import create_app
-from toolhost.catalog import load_models, load_tools
-load_tools()
+from toolhost.catalog import build_registry, load_models
+build_registry()
 load_models()
 create_app()
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))

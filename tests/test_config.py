@@ -8,10 +8,10 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import settings_for_test
+from toolhost.catalog import build_registry
 from toolhost.config import load_settings
 from toolhost.platform import accounts
 from toolhost.platform.auth import token_audience
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import build_platform
 
 
@@ -60,7 +60,7 @@ def test_the_key_file_is_kept_beside_the_sqlite_database_whatever_the_current_di
 async def test_a_plain_postgresql_url_with_an_sslmode_runs_tools(postgres_url: str) -> None:
     plain = postgres_url.replace("postgresql+asyncpg://", "postgresql://", 1) + "?sslmode=disable"
     settings = settings_for_test(database_url=plain)
-    platform = build_platform(settings, registry)
+    platform = build_platform(settings, build_registry())
     try:
         async with platform.session_factory() as session, session.begin():
             account = await accounts.create_account(session, name="plain", tier="agency", settings=settings)

@@ -21,7 +21,6 @@ from tests.domains.analytics.conftest import now, open_channel
 from tests.providers.text.brands import BRANDS
 from toolhost import catalog
 from toolhost.config import Settings
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform
 
 
@@ -71,8 +70,7 @@ def _keys(value: Any) -> Iterator[str]:
 
 def _unregistered_tool_names(answers: list[tuple[str, Any]]) -> dict[str, set[str]]:
     """{name that looks like a tool (a tool verb + words) but is none: the tools whose answers said it}."""
-    catalog.load_tools()
-    specs = registry.all()
+    specs = catalog.build_registry().all()
     names = {spec.name for spec in specs}
     fields = {name for spec in specs for name in _field_names([spec.input_schema, spec.output_schema])}
     fields |= {key for _, body in answers for key in _keys(body)}
@@ -103,7 +101,7 @@ async def test_no_answer_of_a_representative_run_names_a_tool_that_does_not_exis
         answers.append((tool_name, body))
         return body
 
-    for spec in sorted(registry.all(), key=lambda spec: spec.name):
+    for spec in sorted(platform.registry.all(), key=lambda spec: spec.name):
         if spec.category != "generation" or spec.name in ("generate_content", "plan_content_week"):
             await call(spec.name, {})
     await call("get_loop_summary", {})
@@ -144,5 +142,5 @@ async def test_no_answer_of_a_representative_run_names_a_tool_that_does_not_exis
     ):
         await call(tool_name, arguments)
 
-    assert len(answers) > len(registry.all())
+    assert len(answers) > len(platform.registry.all())
     assert _unregistered_tool_names(answers) == {}

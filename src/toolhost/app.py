@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
+from toolhost.catalog import JOB_TYPES, POLLERS, build_registry
 from toolhost.config import Settings, load_settings
 from toolhost.domains.apps.routes import routes as apps_routes
 from toolhost.domains.discovery.routes import routes as discovery_routes
@@ -27,7 +27,6 @@ from toolhost.platform.mcp import McpEndpoint
 from toolhost.platform.metrics import metrics_routes
 from toolhost.platform.oauth import oauth_routes
 from toolhost.platform.observability import GaugeReading, redact_access_log
-from toolhost.platform.registry import registry
 from toolhost.platform.rest import rest_routes
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.platform.signin import signin_routes
@@ -39,8 +38,7 @@ logger = logging.getLogger("toolhost")
 def create_app(settings: Settings | None = None, platform: Platform | None = None) -> Starlette:
     """The whole service for one process."""
     settings = settings or load_settings()
-    load_tools()
-    platform = platform or build_platform(settings, registry)
+    platform = platform or build_platform(settings, build_registry())
     mcp_endpoint = McpEndpoint(platform)
     # However the app is served (toolhost serve, uvicorn, gunicorn's uvicorn workers), URLs are logged redacted.
     redact_access_log()

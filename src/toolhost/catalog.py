@@ -1,11 +1,11 @@
 """The composition root's lists: every domain's tool and model modules, worker pollers and job types, named
-explicitly (no scanning)."""
+explicitly (no scanning), and the tool registry built from them."""
 
 from __future__ import annotations
 
 import importlib
 
-from toolhost.platform.registry import RegistryError, registry
+from toolhost.platform.registry import Registry, RegistryError
 
 # The catalogue's modules (CATALOG.md): the names a tool may give as its `module`, and search_tools' filter.
 MODULES: tuple[str, ...] = (
@@ -88,13 +88,16 @@ JOB_TYPES: tuple[str, ...] = (
 )
 
 
-def load_tools() -> None:
-    """Imports every tool module, which registers its tools with the registry, and checks their modules."""
-    for name in TOOL_MODULES:
-        importlib.import_module(name)
+def build_registry() -> Registry:
+    """A registry of every tool module's tools, object lookups and probe, each tool's module checked.
+
+    Each call builds a registry of its own; the process's transports share the one they are handed.
+    """
+    registry = Registry.from_modules(importlib.import_module(name) for name in TOOL_MODULES)
     for spec in registry.all():
         if spec.module not in MODULES:
             raise RegistryError(f"{spec.name}: unknown module {spec.module!r}")
+    return registry
 
 
 def load_models() -> None:

@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
-from toolhost.catalog import JOB_TYPES, POLLERS, load_tools
+from toolhost.catalog import JOB_TYPES, POLLERS, build_registry
 from toolhost.config import Settings
 from toolhost.db.migrate import upgrade
 from toolhost.domains.analytics.cli import app as metrics_app
@@ -38,7 +38,7 @@ from toolhost.platform.commands import (
     unreachable,
 )
 from toolhost.platform.observability import logging_config
-from toolhost.platform.registry import registry
+from toolhost.platform.registry import Registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import build_platform
 from toolhost.platform.supervisor import supervise
@@ -63,15 +63,10 @@ app.add_typer(connectors_app, name="connectors")
 app.add_typer(metrics_app, name="metrics")
 
 
-def _installation() -> Settings:
-    settings = installation_settings()
-    load_tools()
-    return settings
-
-
 def _migrated(settings: Settings) -> None:
     async def main() -> None:
-        platform = build_platform(settings, registry)
+        # Migrating and bootstrapping run no tool, so their platform has none.
+        platform = build_platform(settings, Registry())
         try:
             await upgrade(platform.engine)
         finally:
@@ -85,7 +80,7 @@ def _migrated(settings: Settings) -> None:
 
 def _bootstrapped(settings: Settings) -> accounts.Bootstrapped | None:
     async def main() -> accounts.Bootstrapped | None:
-        platform = build_platform(settings, registry)
+        platform = build_platform(settings, Registry())
         try:
             async with platform.session_factory() as session, session.begin():
                 return await accounts.bootstrap(session, settings=settings)
@@ -108,7 +103,6 @@ def serve(
     if port is not None:
         os.environ["TOOLHOST_PORT"] = str(port)
     settings = command_settings()
-    load_tools()
     _migrated(settings)
     bootstrapped = _bootstrapped(settings)
     console.print(f"Database: {database_shown(settings.database_url)}")
@@ -150,13 +144,13 @@ def worker(
     import logging.config
     import signal
 
-    settings = _installation()
+    settings = installation_settings()
     # The calls recipe and autopilot runs make are logged as the server logs its own.
     logging.config.dictConfig(logging_config(settings.log_level))
 
     async def main(worker_id: str | None = None, departed_worker_id: str | None = None) -> None:
         # The worker runs on the same platform as the server: one executor, authenticator and rate limiter.
-        platform = build_platform(settings, registry)
+        platform = build_platform(settings, build_registry())
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signal_number in (signal.SIGINT, signal.SIGTERM):
@@ -220,7 +214,7 @@ def secrets_rotate(
     fresh = keyring.rotate(path=path)
 
     async def reseal() -> distribution_accounts.Resealed:
-        platform = build_platform(settings, registry)
+        platform = build_platform(settings, build_registry())
         try:
             return await distribution_accounts.reseal_secrets(
                 session_factory=platform.session_factory, vault=TokenVault(keyring)
@@ -228,7 +222,6 @@ def secrets_rotate(
         finally:
             await platform.close()
 
-    load_tools()
     outcome = asyncio.run(reseal())
     now = datetime.now(UTC)
     keep_for = max(RETIRED_KEY_LIFETIME, timedelta(seconds=settings.media.url_ttl_seconds))
@@ -278,8 +271,7 @@ def secrets_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSO
 @tools_app.command("list")
 def tools_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Prints the registry: name, module, scope, credits."""
-    load_tools()
-    specs = registry.all()
+    specs = build_registry().all()
     if as_json:
         rows = [
             {
@@ -318,10 +310,10 @@ def call(
     except json.JSONDecodeError as error:
         fail(f"--json is not valid JSON: {error}", code=2)
 
-    settings = _installation()
+    settings = installation_settings()
 
     async def main() -> dict[str, Any]:
-        platform = build_platform(settings, registry)
+        platform = build_platform(settings, build_registry())
         try:
             # One CLI process is one run for the per-run budgets.
             principal = await platform.authenticator.authenticate(

@@ -20,11 +20,11 @@ from starlette.applications import Starlette
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.app import create_app
+from toolhost.catalog import build_registry
 from toolhost.config import Settings
 from toolhost.db.session import TransactionHeldDuringOutsideWork, call_scope
 from toolhost.platform import accounts, credits
 from toolhost.platform.models import Account, ApiKey, CreditEntry, CreditHold, UsageRecord
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.providers.fetch import Fetcher
 
@@ -139,7 +139,7 @@ async def test_slow_calls_of_one_account_run_side_by_side_and_a_free_call_answer
     postgres_url: str, tmp_path: Path, slow_site: SlowSite
 ) -> None:
     settings = slow_site_settings(postgres_url, tmp_path)
-    platform = build_platform(settings, registry)
+    platform = build_platform(settings, build_registry())
     app = create_app(settings, platform)
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
@@ -292,7 +292,7 @@ async def test_free_calls_usage_is_written_within_a_second_and_at_shutdown(
     assert await usage_count(platform, tenant.account_id) == 1
 
     # A call answered just before shutdown is written by the shutdown itself.
-    other = build_platform(settings, registry)
+    other = build_platform(settings, platform.registry)
     app = create_app(settings, other)
     async with (
         lifespan(app),
@@ -331,7 +331,7 @@ async def test_a_key_revoked_by_another_process_is_refused_within_a_second(
 ) -> None:
     assert (await tenant.call("get_credit_balance")).status_code == 200
     # Another process (the CLI) revokes the key: this process's counter does not move.
-    other = build_platform(platform.settings, registry)
+    other = build_platform(platform.settings, platform.registry)
     try:
         async with other.session_factory() as session, session.begin():
             await session.execute(update(ApiKey).where(ApiKey.id == tenant.key_id).values(revoked_at=datetime.now(UTC)))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Tenant
-from toolhost.platform.registry import registry
+from toolhost.catalog import build_registry
 
 SOME_ID = str(uuid.uuid4())
 # Argument names that hold a date or a time wherever they appear in an input model.
@@ -144,7 +144,7 @@ def formats(schema: dict[str, Any]) -> set[str]:
 def test_every_date_or_time_argument_of_every_tool_is_typed_as_one() -> None:
     untyped = [
         f"{spec.name}: {path}"
-        for spec in registry.all()
+        for spec in build_registry().all()
         for path, schema in date_or_time_properties(spec.input_schema, spec.input_schema.get("$defs", {}), "")
         if not formats(schema) & {"date", "date-time"}
     ]

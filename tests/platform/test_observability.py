@@ -15,10 +15,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.conftest import Tenant, settings_for_test
 from tests.platform.test_mcp_fast_path import LEGACY, post, rpc
 from toolhost.app import create_app
+from toolhost.catalog import build_registry
 from toolhost.config import Settings
 from toolhost.platform import accounts
 from toolhost.platform.observability import AccessLogRedaction
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import build_platform
 
 METRICS_TOKEN = "metrics-token-for-tests-0123456789"
@@ -158,7 +158,7 @@ async def test_a_call_on_postgresql_writes_its_line_and_answers(
     # asyncpg returns ids as its own UUID type: a line that could not be written failed every call with a 500.
     caplog.set_level(logging.INFO, logger="toolhost.calls")
     settings = settings_for_test(database_url=postgres_url)
-    platform = build_platform(settings, registry)
+    platform = build_platform(settings, build_registry())
     try:
         async with platform.session_factory() as session, session.begin():
             account = await accounts.create_account(session, name="lines", tier="agency", settings=settings)

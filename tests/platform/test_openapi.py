@@ -20,10 +20,11 @@ from referencing.jsonschema import DRAFT202012
 from starlette.applications import Starlette
 
 from tests.conftest import Tenant, settings_for_test
+from toolhost.catalog import build_registry
 from toolhost.platform import scopes
 from toolhost.platform.context import ToolContext
 from toolhost.platform.openapi import openapi_document
-from toolhost.platform.registry import Registry, ToolInput, ToolOutput, registry
+from toolhost.platform.registry import Registry, ToolInput, ToolOutput, declared_spec, tool
 
 CLIENT_PACKAGE = "toolhost_generated_client"
 # Two different models of one class name, as two domains might each define.
@@ -59,7 +60,7 @@ async def test_the_document_is_public_valid_and_has_a_path_per_tool(client: http
     assert document["openapi"].startswith("3.1")
     assert document["servers"] == [{"url": "http://testserver/v1"}]
     tool_paths = {path for path in document["paths"] if path.startswith("/tools/")}
-    assert tool_paths == {f"/tools/{spec.name}" for spec in registry.all()}
+    assert tool_paths == {f"/tools/{spec.name}" for spec in build_registry().all()}
     operation = document["paths"]["/tools/respond_plan_approval"]["post"]
     assert operation["requestBody"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/RespondPlanApprovalIn"
@@ -175,7 +176,7 @@ CONSTRAINED_ARGUMENTS += [
 @pytest.fixture(scope="module")
 def component_schemas() -> SchemaRegistry[Any]:
     """The document's components, for JSON Schema validation of an argument object against one of them."""
-    document = openapi_document(registry, settings_for_test())
+    document = openapi_document(build_registry(), settings_for_test())
     schemas: SchemaRegistry[Any] = SchemaRegistry().with_resource("urn:toolhost", DRAFT202012.create_resource(document))
     return schemas
 
@@ -184,7 +185,7 @@ def component_schemas() -> SchemaRegistry[Any]:
 def test_the_input_schema_takes_exactly_what_the_input_model_takes(
     component_schemas: SchemaRegistry[Any], tool_name: str, arguments: dict[str, Any], accepted: bool
 ) -> None:
-    spec = registry.get(tool_name)
+    spec = build_registry().get(tool_name)
     assert spec is not None
     validator = Draft202012Validator(
         {"$ref": f"urn:toolhost#/components/schemas/{spec.input_model.__name__}"},
@@ -200,23 +201,28 @@ def test_the_input_schema_takes_exactly_what_the_input_model_takes(
 
 
 def test_two_different_models_of_one_name_are_refused_rather_than_given_names_that_shift() -> None:
-    stand_in = Registry()
-
-    @stand_in.tool(module="numbers", scope=scopes.READ, response_format=None)
+    @tool(module="numbers", scope=scopes.READ, response_format=None)
     async def list_numbers(ctx: ToolContext, args: ListNumbersIn) -> ListNumbersOut:
         """Lists numbers."""
         return ListNumbersOut(entries=[])
 
-    @stand_in.tool(module="words", scope=scopes.READ, response_format=None)
+    @tool(module="words", scope=scopes.READ, response_format=None)
     async def list_words(ctx: ToolContext, args: ListWordsIn) -> ListWordsOut:
         """Lists words."""
         return ListWordsOut(entries=[])
+
+    stand_in = Registry()
+    for handler in (list_numbers, list_words):
+        spec = declared_spec(handler)
+        assert spec is not None
+        stand_in.add(spec)
 
     with pytest.raises(ValueError, match="two different models are named Entry"):
         openapi_document(stand_in, settings_for_test())
 
 
 def test_brand_tools_also_list_the_public_api_host_when_set() -> None:
+    registry = build_registry()
     document = openapi_document(
         registry, settings_for_test(public_url="https://tools.example", public_api_url="https://api.example")
     )
@@ -288,7 +294,7 @@ async def test_a_client_generated_from_the_live_document_types_every_operation_a
 ) -> None:
     _generate_client((await client.get("/v1/openapi.json")).json(), importable)
     models = _client_module("models")
-    for spec in registry.all():
+    for spec in build_registry().all():
         operation = _client_module(f"api.{spec.module}.{spec.name}")
         result_class = getattr(models, f"{_pascal(spec.name)}ToolResult")
         # The operation answers the tool's result type, whose structuredContent is the tool's output model.

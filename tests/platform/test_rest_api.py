@@ -16,7 +16,7 @@ from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform import accounts
 from toolhost.platform.context import ToolContext
 from toolhost.platform.models import ApiKey, UsageRecord
-from toolhost.platform.registry import ToolOutput, registry
+from toolhost.platform.registry import ToolOutput
 from toolhost.platform.runtime import Platform
 
 TOOL_KEYS = {
@@ -318,18 +318,16 @@ async def test_secrets_in_results_are_redacted_but_ids_and_urls_are_not(tenant: 
     assert plan["plan_id"] == saved["plan_id"]
 
 
-async def test_an_unexpected_failure_is_a_500_without_internals(tenant: Tenant, monkeypatch: object) -> None:
-    spec = registry.get("get_credit_balance")
+async def test_an_unexpected_failure_is_a_500_without_internals(tenant: Tenant, platform: Platform) -> None:
+    spec = platform.registry.get("get_credit_balance")
     assert spec is not None
 
     async def broken(ctx: ToolContext, args: object) -> ToolOutput:
         raise RuntimeError("SELECT secret FROM accounts -- boom")
 
-    registry._tools["get_credit_balance"] = dataclasses.replace(spec, handler=broken)
-    try:
-        response = await tenant.call("get_credit_balance")
-    finally:
-        registry._tools["get_credit_balance"] = spec
+    # The test's platform has a registry of its own, so the broken handler stays within this test.
+    platform.registry._tools["get_credit_balance"] = dataclasses.replace(spec, handler=broken)
+    response = await tenant.call("get_credit_balance")
     assert response.status_code == 500
     error = response.json()["error"]
     assert error["error_type"] == "server_error"

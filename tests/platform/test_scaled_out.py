@@ -14,13 +14,13 @@ from sqlalchemy import func, select, text, update
 
 from tests.conftest import POSTGRES_ADMIN_URL, Tenant, TenantFactory, settings_for_test
 from toolhost.app import create_app
+from toolhost.catalog import build_registry
 from toolhost.config import CreditCost
 from toolhost.db.migrate import schema_differences, upgrade
 from toolhost.db.session import create_engine
 from toolhost.platform import accounts
 from toolhost.platform.context import Principal
 from toolhost.platform.models import Account, CreditEntry, UsageRecord
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 
 ONE_CREDIT_BALANCE = {"credits": {"costs": {"get_credit_balance": {"base": 1}}}}
@@ -88,7 +88,7 @@ async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tup
 async def test_a_thousand_concurrent_debits_against_100_credits_let_exactly_100_through_on_postgresql(
     postgres_url: str,
 ) -> None:
-    platform = build_platform(settings_for_test(database_url=postgres_url, **ONE_CREDIT_BALANCE), registry)
+    platform = build_platform(settings_for_test(database_url=postgres_url, **ONE_CREDIT_BALANCE), build_registry())
     try:
         outcomes, _ = await concurrent_debits(platform, calls=1000, balance=100)
     finally:
@@ -100,7 +100,7 @@ async def test_a_thousand_concurrent_debits_against_100_credits_let_exactly_100_
 async def test_calls_recover_once_postgresql_has_dropped_every_connection(postgres_url: str) -> None:
     # Pooled connections are not pinged on checkout: one the server closed is replaced when it is checked
     # out, and at worst the first unit of work after the drop fails; never call after call.
-    platform = build_platform(settings_for_test(database_url=postgres_url, **ONE_CREDIT_BALANCE), registry)
+    platform = build_platform(settings_for_test(database_url=postgres_url, **ONE_CREDIT_BALANCE), build_registry())
     try:
         principal = await reader_with_balance(platform, 100)
 
@@ -127,7 +127,7 @@ async def test_calls_recover_once_postgresql_has_dropped_every_connection(postgr
 
 
 async def test_concurrent_debits_never_overdraw_on_sqlite(database_url: str) -> None:
-    platform = build_platform(settings_for_test(database_url=database_url, **ONE_CREDIT_BALANCE), registry)
+    platform = build_platform(settings_for_test(database_url=database_url, **ONE_CREDIT_BALANCE), build_registry())
     try:
         outcomes, _ = await concurrent_debits(platform, calls=120, balance=40)
     finally:
@@ -177,14 +177,12 @@ RATE_LIMIT_WORKER = textwrap.dedent(
     import asyncio, json, sys
     from toolhost.config import RateLimitSettings
     from toolhost.platform.ratelimit import RateLimiter
-    from toolhost.platform.registry import registry
-    from toolhost.catalog import load_tools
+    from toolhost.catalog import build_registry
     from toolhost.platform.results import RateLimited
 
     async def main():
-        load_tools()
         limiter = RateLimiter(RateLimitSettings(), sys.argv[1])
-        spec = registry.get("get_credit_balance")
+        spec = build_registry().get("get_credit_balance")
         allowed = 0
         for _ in range(int(sys.argv[3])):
             try:
@@ -225,7 +223,7 @@ async def test_the_rate_limit_holds_across_two_processes_sharing_redis(redis_url
 async def test_rate_limits_use_redis_when_configured(tenant: Tenant, redis_url: str, database_url: str) -> None:
     platform = build_platform(
         settings_for_test(database_url=database_url, redis_url=redis_url, ratelimit={"enabled": True}),
-        registry,
+        build_registry(),
     )
     try:
         principal = Principal(
@@ -268,7 +266,7 @@ async def test_at_most_three_wait_for_connection_calls_run_at_once_per_account(
 
 async def test_a_long_run_header_is_cut_to_the_stored_length_on_postgresql(postgres_url: str) -> None:
     settings = settings_for_test(database_url=postgres_url)
-    platform = build_platform(settings, registry)
+    platform = build_platform(settings, build_registry())
     app = create_app(settings, platform)
     try:
         async with platform.session_factory() as session, session.begin():

@@ -25,11 +25,11 @@ from tests.conftest import TEST_SECRET, Tenant, settings_for_test
 from tests.domains.distribution.conftest import connect_webhook
 from tests.platform.test_oauth import new_client, token_for
 from toolhost import cli
+from toolhost.catalog import build_registry
 from toolhost.config import Settings, load_settings
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform import accounts
 from toolhost.platform.auth import token_audience
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.providers.connectors import webhook
 from toolhost.providers.connectors.vault import TokenVault
@@ -227,7 +227,7 @@ async def test_rotating_an_install_on_an_operator_secret_moves_its_keys_into_a_k
 ) -> None:
     on_secret = settings_for_test(database_url=database_url, secret_key=TEST_SECRET)
     assert on_secret.keyring.path is None
-    before = build_platform(on_secret, registry)
+    before = build_platform(on_secret, build_registry())
     try:
         async with before.session_factory() as session, session.begin():
             account = await accounts.create_account(session, name="operator", tier="pro", settings=on_secret)
@@ -251,7 +251,7 @@ async def test_rotating_an_install_on_an_operator_secret_moves_its_keys_into_a_k
     on_file = settings_for_test(database_url=database_url, secret_key=TEST_SECRET, secret_file=key_file)
     [current, retired] = on_file.keyring.generations()
     assert retired.kid == kid_of(old_token) != current.kid
-    after = build_platform(on_file, registry)
+    after = build_platform(on_file, build_registry())
     try:
         principal = await after.authenticator.authenticate(old_token, resource=token_audience(on_file))
     finally:

@@ -14,10 +14,10 @@ from sqlalchemy import func, select, update
 
 from tests.conftest import PersonFactory, csrf_of, settings_for_test, sign_in
 from toolhost.app import create_app
+from toolhost.catalog import build_registry
 from toolhost.config import Settings
 from toolhost.platform import accounts, users
 from toolhost.platform.models import WebSession
-from toolhost.platform.registry import registry
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.platform.signin import WRONG_CREDENTIALS, safe_next
 
@@ -25,7 +25,7 @@ from toolhost.platform.signin import WRONG_CREDENTIALS, safe_next
 @asynccontextmanager
 async def served(settings: Settings) -> AsyncIterator[tuple[httpx.AsyncClient, Platform]]:
     """The app on its own settings (https, or rate limits on), over HTTP in-process."""
-    platform = build_platform(settings, registry)
+    platform = build_platform(settings, build_registry())
     transport = httpx.ASGITransport(app=create_app(settings, platform))
     try:
         async with httpx.AsyncClient(transport=transport, base_url=settings.api_root) as client:

@@ -21,7 +21,7 @@ from toolhost.platform import accounts, credits, scopes, users
 from toolhost.platform.commands import console, fail, installation_settings, print_json, print_table, refused
 from toolhost.platform.dates import iso
 from toolhost.platform.models import Account, ApiKey, OAuthClient, Project
-from toolhost.platform.registry import registry
+from toolhost.platform.registry import Registry
 from toolhost.platform.results import ToolError
 from toolhost.platform.runtime import build_platform
 
@@ -43,7 +43,8 @@ def _run_in_session(work: Callable[[AsyncSession, Settings], Awaitable[Result]])
     settings = installation_settings()
 
     async def main() -> Result:
-        platform = build_platform(settings, registry)
+        # The operator's commands run no tool, so their platform has none.
+        platform = build_platform(settings, Registry())
         try:
             async with platform.session_factory() as session, session.begin():
                 return await work(session, platform.settings)

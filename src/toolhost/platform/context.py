@@ -1,4 +1,4 @@
-"""What a tool handler sees: the session of its transaction, who is calling, the project, the settings."""
+"""What a tool handler sees: the session of its transaction, who is calling, the project, the settings, the tools."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from toolhost.config import Settings
     from toolhost.db.point_reads import PointReader
     from toolhost.platform.models import Project
+    from toolhost.platform.registry import Registry
     from toolhost.platform.usage import UsageRecorder
 
 
@@ -42,7 +43,7 @@ class ToolContext:
     `session` is the handler's current unit of work, opened on first use. execute() commits the last unit
     together with the call's settlement; a handler that reaches outside (a fetch, a text provider, a
     connector) or does heavy work first ends its unit with `commit()`, so no transaction is held while it
-    waits.
+    waits. `registry` is the one this call runs in, for tools that read or call other tools.
     """
 
     tool_name: str
@@ -52,6 +53,7 @@ class ToolContext:
     session_factory: async_sessionmaker[AsyncSession]
     usage: UsageRecorder
     point_reads: PointReader
+    registry: Registry
     project: Project | None = None
     accessible_project_ids: list[uuid.UUID] = field(default_factory=list)
     credits_debited: int = 0

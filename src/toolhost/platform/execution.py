@@ -248,6 +248,7 @@ class Executor:
             session_factory=self.session_factory,
             usage=self.usage,
             point_reads=self.point_reads,
+            registry=self.registry,
         )
         claimed = False
         try:

@@ -1,12 +1,18 @@
-"""The tool registry: a frozen spec per tool, built once at import, and the @tool decorator."""
+"""The tool registry and what tool modules declare for it.
+
+`@tool` builds a tool's frozen spec once, at import, and attaches it to the handler; `object_lookup` and
+`connected_accounts_probe` declare the rest as module-level values. No registry exists until the composition
+root builds one from its list of tool modules (`Registry.from_modules`), so two registries never share state.
+"""
 
 from __future__ import annotations
 
 import inspect
 import re
 import typing
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -154,7 +160,7 @@ class ToolSpec:
 
 
 class RegistryError(TypeError):
-    """A tool definition that cannot be served; raised at import time."""
+    """A tool definition that cannot be served; raised at import, or when a registry is built."""
 
 
 def _inline_schema(model: type[BaseModel], mode: Literal["validation", "serialization"]) -> dict[str, Any]:
@@ -163,13 +169,78 @@ def _inline_schema(model: type[BaseModel], mode: Literal["validation", "serializ
     return schema
 
 
+# The attribute of a handler that holds the spec @tool built for it.
+SPEC_ATTRIBUTE = "tool_spec"
+
+
+def declared_spec(handler: object) -> ToolSpec | None:
+    """The spec @tool attached to a handler, or None for anything else."""
+    spec = getattr(handler, SPEC_ATTRIBUTE, None)
+    return spec if isinstance(spec, ToolSpec) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectLookupDeclaration:
+    """A tool module's word on how to find the project of the object an id argument (e.g. plan_id) names."""
+
+    argument: str
+    lookup: ObjectLookup
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectedAccountsProbeDeclaration:
+    """A tool module's word on which projects have usable connected accounts (the `accounts` mode)."""
+
+    probe: ConnectedAccountsProbe
+
+
+def object_lookup(argument: str, lookup: ObjectLookup) -> ObjectLookupDeclaration:
+    """Declares the lookup of an id argument; bind it to a module-level name so the registry finds it."""
+    return ObjectLookupDeclaration(argument=argument, lookup=lookup)
+
+
+def connected_accounts_probe(probe: ConnectedAccountsProbe) -> ConnectedAccountsProbeDeclaration:
+    """Declares the connected-accounts probe; bind it to a module-level name so the registry finds it."""
+    return ConnectedAccountsProbeDeclaration(probe=probe)
+
+
 class Registry:
-    """Owns name -> ToolSpec, and the object lookups the `object` project mode uses."""
+    """Owns name -> ToolSpec, the object lookups the `object` project mode uses and the connected-accounts probe."""
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
         self._object_lookups: dict[str, ObjectLookup] = {}
         self.connected_accounts_probe: ConnectedAccountsProbe | None = None
+
+    @classmethod
+    def from_modules(cls, modules: Iterable[ModuleType]) -> Registry:
+        """A registry of every tool, object lookup and probe the modules hold, in the modules' order.
+
+        A declaration another module imports is the same object, and counts once. Every tool's object
+        lookup must be declared, and the probe wherever a tool resolves its project by connected accounts:
+        a declaration left unbound would otherwise go unnoticed until a call needed it.
+        """
+        declarations: dict[int, object] = {}
+        for module in modules:
+            for value in vars(module).values():
+                if declared_spec(value) is not None or isinstance(
+                    value, ObjectLookupDeclaration | ConnectedAccountsProbeDeclaration
+                ):
+                    declarations.setdefault(id(value), value)
+        registry = cls()
+        for value in declarations.values():
+            if isinstance(value, ObjectLookupDeclaration):
+                registry.add_object_lookup(value.argument, value.lookup)
+            elif isinstance(value, ConnectedAccountsProbeDeclaration):
+                registry.set_connected_accounts_probe(value.probe)
+            elif (spec := declared_spec(value)) is not None:
+                registry.add(spec)
+        for spec in registry.all():
+            if spec.object_id is not None and spec.object_id not in registry._object_lookups:
+                raise RegistryError(f"{spec.name}: no module declares the object lookup of {spec.object_id!r}")
+            if spec.project in ("accounts", "object_or_accounts") and registry.connected_accounts_probe is None:
+                raise RegistryError(f"{spec.name}: project mode {spec.project!r} needs a connected-accounts probe")
+        return registry
 
     def add(self, spec: ToolSpec) -> None:
         """Registers a spec; a second tool of the same name is a programming error."""
@@ -197,120 +268,117 @@ class Registry:
 
     def set_connected_accounts_probe(self, probe: ConnectedAccountsProbe) -> None:
         """Says which projects have usable connected accounts (the `accounts` mode; the distribution domain)."""
+        if self.connected_accounts_probe is not None:
+            raise RegistryError("the connected-accounts probe is registered twice")
         self.connected_accounts_probe = probe
 
-    def tool(
-        self,
-        *,
-        module: str,
-        scope: str,
-        credits: int | Callable[[Any], int] = 0,
-        read_only: bool = False,
-        destructive: bool = False,
-        idempotent: bool = False,
-        open_world: bool = False,
-        project: ProjectMode = "none",
-        object_id: str | None = None,
-        response_format: ResponseFormat | None = "text",
-        text_shape: TextShape = "envelope",
-        assets: Callable[[Any], int] | None = None,
-        units: Callable[[Any], int] | None = None,
-        resume_argument: str | None = None,
-        category: Category | None = None,
-        polling: bool = False,
-        policy_exempt_fields: frozenset[str] = frozenset(),
-        public_api_server: bool = False,
-        idempotency: Idempotency | None = None,
-    ) -> Callable[
-        [Callable[[ToolContext, InputT], Awaitable[OutputT]]],
-        Callable[[ToolContext, InputT], Awaitable[OutputT]],
-    ]:
-        """Registers a handler `async def name(ctx, args: NameIn) -> NameOut` and returns it unchanged.
 
-        `credits` is the cost: a number, or a function of the validated arguments; `units` counts the
-        billable units (slides, seconds, posts) an operator's `credits.costs` override multiplies;
-        `assets` counts the assets a call produces for the per-run budget; a call that sets
-        `resume_argument` waits again on earlier work and takes no rate-limit token.
+def tool(
+    *,
+    module: str,
+    scope: str,
+    credits: int | Callable[[Any], int] = 0,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    open_world: bool = False,
+    project: ProjectMode = "none",
+    object_id: str | None = None,
+    response_format: ResponseFormat | None = "text",
+    text_shape: TextShape = "envelope",
+    assets: Callable[[Any], int] | None = None,
+    units: Callable[[Any], int] | None = None,
+    resume_argument: str | None = None,
+    category: Category | None = None,
+    polling: bool = False,
+    policy_exempt_fields: frozenset[str] = frozenset(),
+    public_api_server: bool = False,
+    idempotency: Idempotency | None = None,
+) -> Callable[
+    [Callable[[ToolContext, InputT], Awaitable[OutputT]]],
+    Callable[[ToolContext, InputT], Awaitable[OutputT]],
+]:
+    """Declares a handler `async def name(ctx, args: NameIn) -> NameOut`: builds its spec, checked here, and
+    attaches it to the handler, which it returns otherwise unchanged (`declared_spec` reads it back).
 
-        `category` is the per-category rate-limit bucket (CATALOG.md §1.10); without it a tool that needs
-        only `mcp:read` is `read` and any other `posting`. A `polling` tool checks on earlier work, so the
-        hourly layer counts it 0.2. `policy_exempt_fields` are arguments the input policy passes over
-        (e.g. a page's raw HTML, which quotes anything). A `public_api_server` tool's OpenAPI operation
-        also lists the operator's `public_api_url`. A tool with `idempotency` answers repeats of a request from
-        what its first call stored, before any credit moves (see Idempotency).
-        """
+    `credits` is the cost: a number, or a function of the validated arguments; `units` counts the
+    billable units (slides, seconds, posts) an operator's `credits.costs` override multiplies;
+    `assets` counts the assets a call produces for the per-run budget; a call that sets
+    `resume_argument` waits again on earlier work and takes no rate-limit token.
 
-        def register(
-            handler: Callable[[ToolContext, InputT], Awaitable[OutputT]],
-        ) -> Callable[[ToolContext, InputT], Awaitable[OutputT]]:
-            name = handler.__name__
-            # Which modules exist is the composition root's to say (catalog.MODULES); here only that there is one.
-            if not module:
-                raise RegistryError(f"{name}: a tool names its module")
-            if scope not in scopes.ALL_SCOPES:
-                raise RegistryError(f"{name}: unknown scope {scope!r}")
-            description = inspect.cleandoc(handler.__doc__ or "")
-            if not description:
-                raise RegistryError(f"{name}: a tool needs a docstring; it is what agents read")
-            if project.startswith("object") and object_id is None:
-                raise RegistryError(f"{name}: project mode {project!r} needs object_id")
-            hints = typing.get_type_hints(handler)
-            parameters = list(inspect.signature(handler).parameters)
-            if len(parameters) != 2 or not inspect.iscoroutinefunction(handler):
-                raise RegistryError(f"{name}: a handler is `async def {name}(ctx, args)`")
-            input_model = hints.get(parameters[1])
-            output_model = hints.get("return")
-            if not (isinstance(input_model, type) and issubclass(input_model, ToolInput)):
-                raise RegistryError(f"{name}: args must be annotated with a ToolInput model")
-            if not (isinstance(output_model, type) and issubclass(output_model, ToolOutput)):
-                raise RegistryError(f"{name}: the return annotation must be a ToolOutput model")
-            pascal = "".join(part.capitalize() for part in name.split("_"))
-            if input_model.__name__.lower() != f"{pascal}In".lower():
-                raise RegistryError(f"{name}: its input model is named {pascal}In")
-            for argument in (object_id, resume_argument, *sorted(policy_exempt_fields)):
-                if argument is not None and argument not in input_model.model_fields:
-                    raise RegistryError(f"{name}: {argument!r} is not an argument")
-            has_format = "response_format" in input_model.model_fields
-            if has_format != (response_format is not None):
-                raise RegistryError(f"{name}: response_format argument and declaration disagree")
-            self.add(
-                ToolSpec(
-                    name=name,
-                    description=description,
-                    module=module,
-                    scope=scope,
-                    credits=credits,
-                    read_only=read_only,
-                    destructive=destructive,
-                    idempotent=idempotent,
-                    open_world=open_world,
-                    project=project,
-                    object_id=object_id,
-                    response_format=response_format,
-                    text_shape=text_shape,
-                    assets=assets,
-                    units=units,
-                    resume_argument=resume_argument,
-                    category=category or ("read" if scope == scopes.READ else "posting"),
-                    polling=polling,
-                    policy_exempt_fields=policy_exempt_fields,
-                    public_api_server=public_api_server,
-                    idempotency=idempotency,
-                    handler=handler,
-                    input_model=input_model,
-                    output_model=output_model,
-                    input_schema=_inline_schema(input_model, "validation"),
-                    output_schema=_inline_schema(output_model, "serialization"),
-                )
-            )
-            return handler
+    `category` is the per-category rate-limit bucket (CATALOG.md §1.10); without it a tool that needs
+    only `mcp:read` is `read` and any other `posting`. A `polling` tool checks on earlier work, so the
+    hourly layer counts it 0.2. `policy_exempt_fields` are arguments the input policy passes over
+    (e.g. a page's raw HTML, which quotes anything). A `public_api_server` tool's OpenAPI operation
+    also lists the operator's `public_api_url`. A tool with `idempotency` answers repeats of a request from
+    what its first call stored, before any credit moves (see Idempotency).
+    """
 
-        return register
+    def declare(
+        handler: Callable[[ToolContext, InputT], Awaitable[OutputT]],
+    ) -> Callable[[ToolContext, InputT], Awaitable[OutputT]]:
+        name = handler.__name__
+        # Which modules exist is the composition root's to say (catalog.MODULES); here only that there is one.
+        if not module:
+            raise RegistryError(f"{name}: a tool names its module")
+        if scope not in scopes.ALL_SCOPES:
+            raise RegistryError(f"{name}: unknown scope {scope!r}")
+        description = inspect.cleandoc(handler.__doc__ or "")
+        if not description:
+            raise RegistryError(f"{name}: a tool needs a docstring; it is what agents read")
+        if project.startswith("object") and object_id is None:
+            raise RegistryError(f"{name}: project mode {project!r} needs object_id")
+        hints = typing.get_type_hints(handler)
+        parameters = list(inspect.signature(handler).parameters)
+        if len(parameters) != 2 or not inspect.iscoroutinefunction(handler):
+            raise RegistryError(f"{name}: a handler is `async def {name}(ctx, args)`")
+        input_model = hints.get(parameters[1])
+        output_model = hints.get("return")
+        if not (isinstance(input_model, type) and issubclass(input_model, ToolInput)):
+            raise RegistryError(f"{name}: args must be annotated with a ToolInput model")
+        if not (isinstance(output_model, type) and issubclass(output_model, ToolOutput)):
+            raise RegistryError(f"{name}: the return annotation must be a ToolOutput model")
+        pascal = "".join(part.capitalize() for part in name.split("_"))
+        if input_model.__name__.lower() != f"{pascal}In".lower():
+            raise RegistryError(f"{name}: its input model is named {pascal}In")
+        for argument in (object_id, resume_argument, *sorted(policy_exempt_fields)):
+            if argument is not None and argument not in input_model.model_fields:
+                raise RegistryError(f"{name}: {argument!r} is not an argument")
+        has_format = "response_format" in input_model.model_fields
+        if has_format != (response_format is not None):
+            raise RegistryError(f"{name}: response_format argument and declaration disagree")
+        spec = ToolSpec(
+            name=name,
+            description=description,
+            module=module,
+            scope=scope,
+            credits=credits,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
+            project=project,
+            object_id=object_id,
+            response_format=response_format,
+            text_shape=text_shape,
+            assets=assets,
+            units=units,
+            resume_argument=resume_argument,
+            category=category or ("read" if scope == scopes.READ else "posting"),
+            polling=polling,
+            policy_exempt_fields=policy_exempt_fields,
+            public_api_server=public_api_server,
+            idempotency=idempotency,
+            handler=handler,
+            input_model=input_model,
+            output_model=output_model,
+            input_schema=_inline_schema(input_model, "validation"),
+            output_schema=_inline_schema(output_model, "serialization"),
+        )
+        setattr(handler, SPEC_ATTRIBUTE, spec)
+        return handler
 
+    return declare
 
-registry = Registry()
-tool = registry.tool
-object_lookup = registry.add_object_lookup
-connected_accounts_probe = registry.set_connected_accounts_probe
 
 UUID_PATTERN = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")

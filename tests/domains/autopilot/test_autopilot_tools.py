@@ -20,7 +20,7 @@ from toolhost.platform.context import ToolContext
 from toolhost.platform.fields import SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.models import Account
-from toolhost.platform.registry import Registry, ToolInput, ToolOutput, registry
+from toolhost.platform.registry import ToolInput, ToolOutput, declared_spec, tool
 from toolhost.platform.runtime import Platform as Runtime
 from toolhost.platform.worker import claim, run_claimed, run_jobs
 
@@ -80,21 +80,20 @@ class RunContentPipelineOut(ToolOutput):
 
 
 @pytest.fixture
-def pipeline_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+def pipeline_calls(platform: Runtime, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """A stand-in run_content_pipeline (the real one is another module's): it debits 12 credits like a run
     that plans and schedules two posts, and records the arguments the autopilot sent by name."""
     calls: list[dict[str, Any]] = []
-    stand_in = Registry()
 
-    @stand_in.tool(module="pipeline", scope="mcp:autopilot", credits=12, project="strict", response_format="json")
+    @tool(module="pipeline", scope="mcp:autopilot", credits=12, project="strict", response_format="json")
     async def run_content_pipeline(ctx: ToolContext, args: RunContentPipelineIn) -> RunContentPipelineOut:
         """Stand-in."""
         calls.append({**args.model_dump(), "scopes": sorted(ctx.principal.scopes), "run": ctx.principal.run_id})
         return RunContentPipelineOut(pipeline_id=f"pipe-{len(calls)}", status="awaiting_approval", credits_used=12)
 
-    spec = stand_in.get("run_content_pipeline")
+    spec = declared_spec(run_content_pipeline)
     assert spec is not None
-    monkeypatch.setitem(registry._tools, "run_content_pipeline", spec)
+    monkeypatch.setitem(platform.registry._tools, "run_content_pipeline", spec)
     return calls
 
 
@@ -176,12 +175,12 @@ async def test_another_tenants_configs_and_runs_are_invisible(
     created = await tenant.data("create_autopilot_config", {**PIPELINE_CONFIG, "project_id": str(tenant.project_id)})
     assert await run_due(platform, at(created["next_run_at"])) == 1
     other = await make_tenant()
-    for tool, arguments in [
+    for tool_name, arguments in [
         ("update_autopilot_config", {"config_id": created["id"], "is_active": False}),
         ("delete_autopilot_config", {"config_id": created["id"], "confirm": True}),
         ("delete_autopilot_config", {"config_id": created["id"], "confirm": True, "project_id": str(other.project_id)}),
     ]:
-        response = await other.call(tool, arguments)
+        response = await other.call(tool_name, arguments)
         assert response.status_code == 404 and response.json()["error"]["error_type"] == "not_found"
     assert (await other.data("list_autopilot_configs", {}))["configs"] == []
     status = await other.data("get_autopilot_status", {})
@@ -266,7 +265,7 @@ async def test_a_zero_run_budget_skips_every_run(tenant: Tenant, platform: Runti
 async def test_a_run_is_skipped_when_run_content_pipeline_is_not_registered(
     tenant: Tenant, platform: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delitem(registry._tools, "run_content_pipeline", raising=False)
+    monkeypatch.delitem(platform.registry._tools, "run_content_pipeline")
     created = await tenant.data("create_autopilot_config", {**PIPELINE_CONFIG, "project_id": str(tenant.project_id)})
     assert await run_due(platform, at(created["next_run_at"])) == 1
     [run] = (await tenant.data("get_autopilot_status", {}))["recentRuns"]

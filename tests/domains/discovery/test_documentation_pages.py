@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.async_api import Page, expect
 
 from tests.browser import LiveServer
-from toolhost.platform.registry import registry
+from toolhost.catalog import build_registry
 
 
 async def test_the_api_reference_shows_every_operation_of_the_openapi_document(
@@ -15,7 +15,7 @@ async def test_the_api_reference_shows_every_operation_of_the_openapi_document(
     operation = browser_page.locator("#operations-approvals-list_plan_approvals")
     await expect(operation).to_contain_text("/tools/list_plan_approvals")
     await expect(operation).to_contain_text("List Plan Approvals")
-    await expect(browser_page.locator(".opblock")).to_have_count(len(registry.all()) + 1)  # and GET /tools
+    await expect(browser_page.locator(".opblock")).to_have_count(len(build_registry().all()) + 1)  # and GET /tools
     await expect(browser_page.get_by_text("Unable to render this definition")).to_have_count(0)
     assert browser_errors == []
 

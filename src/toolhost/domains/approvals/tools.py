@@ -24,7 +24,7 @@ from toolhost.platform.context import ToolContext
 from toolhost.platform.dates import iso
 from toolhost.platform.registry import object_lookup, tool
 
-object_lookup("approval_id", service.project_of_approval)
+APPROVAL_LOOKUP = object_lookup("approval_id", service.project_of_approval)
 
 
 @tool(module="planning", scope="mcp:write", project="object", object_id="plan_id", response_format="json")

@@ -36,7 +36,7 @@ from toolhost.platform.context import Principal
 from toolhost.platform.execution import Execution
 from toolhost.platform.fields import SOCIAL_PLATFORMS
 from toolhost.platform.jobs import Job, JobFailed, JobPolicy, JobResult, JobRun, JobType, WorkerContext
-from toolhost.platform.registry import registry
+from toolhost.platform.registry import Registry
 from toolhost.platform.results import Unauthenticated
 
 logger = logging.getLogger("toolhost.autopilot")
@@ -244,7 +244,7 @@ async def _execute(
     )
 
 
-def _refused(execution: Execution, tool_name: str) -> Skip | None:
+def _refused(registry: Registry, execution: Execution, tool_name: str) -> Skip | None:
     """A call that did not start the run: an unknown tool, or an error raised before or by the handler's checks."""
     error = execution.error
     if error is None:
@@ -264,12 +264,12 @@ async def _start(run: JobRun, claimed: Claimed) -> Outcome:
 async def _start_recipe(run: JobRun, claimed: Claimed) -> Outcome:
     assert claimed.recipe_slug is not None
     recipe = recipes_service.get_recipe(claimed.recipe_slug)
-    estimate = recipes_service.estimated_credits(recipe, claimed.recipe_inputs)
+    estimate = recipes_service.estimated_credits(run.executor.registry, recipe, claimed.recipe_inputs)
     if claimed.max_credits is not None and estimate > claimed.max_credits:
         raise Skip(f"the recipe's estimated {estimate} credits exceed the remaining budget of {claimed.max_credits:g}")
     arguments = {"slug": claimed.recipe_slug, "inputs": claimed.recipe_inputs, "project_id": claimed.project_id}
     execution = await _execute(run, claimed, RECIPE_TOOL, arguments, starts_run=True)
-    refused = _refused(execution, RECIPE_TOOL)
+    refused = _refused(run.executor.registry, execution, RECIPE_TOOL)
     if refused is not None:
         raise refused
     payload = execution.result["structuredContent"]
@@ -322,7 +322,7 @@ async def _start_pipeline(run: JobRun, claimed: Claimed) -> Outcome:
     if error is not None and error.raised_by_handler and error.error_type not in {"validation_error", "not_found"}:
         # The pipeline started and failed while running (a provider, a conflict): a failed run, not a skip.
         return Outcome(status="failed", reason=service.reason_of(error), arguments=arguments)
-    refused = _refused(execution, PIPELINE_TOOL)
+    refused = _refused(run.executor.registry, execution, PIPELINE_TOOL)
     if refused is not None:
         raise refused
     payload = execution.result["structuredContent"]

@@ -18,6 +18,7 @@ from toolhost.domains.autopilot.models import AutopilotConfig, AutopilotRun
 from toolhost.domains.recipes import service as recipes_service
 from toolhost.platform.context import Principal
 from toolhost.platform.jobs import Job
+from toolhost.platform.registry import Registry
 from toolhost.platform.results import NotFound, ToolError, ValidationFailed
 
 RECENT_RUNS = 10
@@ -70,7 +71,9 @@ def schedule_config(config: AutopilotConfig) -> dict[str, Any]:
     return {"days": list(config.schedule_days), "time": config.schedule_time, "timezone": config.timezone}
 
 
-def _check_recipe(principal: Principal, slug: str | None, inputs: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+def _check_recipe(
+    registry: Registry, principal: Principal, slug: str | None, inputs: dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
     """A recipe config's slug and inputs, checked now so a bad config fails at creation, not at 3 a.m."""
     if slug is None:
         raise ValidationFailed(
@@ -93,12 +96,13 @@ def _check_recipe(principal: Principal, slug: str | None, inputs: dict[str, Any]
             item["path"] = "recipe_" + item["path"]
         raise
     # The runs execute as this credential, so a recipe it could never run is refused now.
-    recipes_service.check_scopes(recipe, principal)
+    recipes_service.check_scopes(registry, recipe, principal)
     return recipe.slug, dict(inputs or {})
 
 
 async def create(
     *,
+    registry: Registry,
     session: AsyncSession,
     principal: Principal,
     project_id: uuid.UUID,
@@ -118,7 +122,7 @@ async def create(
 ) -> AutopilotConfig:
     """Stores a config with its creator's credential; an active one gets its first due time."""
     if mode == "recipe":
-        recipe_slug, recipe_inputs = _check_recipe(principal, recipe_slug, recipe_inputs)
+        recipe_slug, recipe_inputs = _check_recipe(registry, principal, recipe_slug, recipe_inputs)
     elif recipe_slug is not None or recipe_inputs is not None:
         raise ValidationFailed(
             "recipe_slug and recipe_inputs are only for mode recipe",

@@ -23,7 +23,7 @@ from toolhost.domains.autopilot.schemas import (
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import object_lookup, tool
 
-object_lookup("config_id", service.project_of_config)
+CONFIG_LOOKUP = object_lookup("config_id", service.project_of_config)
 
 
 def _project_ids(ctx: ToolContext) -> list[uuid.UUID]:
@@ -54,6 +54,7 @@ async def create_autopilot_config(ctx: ToolContext, args: CreateAutopilotConfigI
     Pause it with update_autopilot_config is_active=false; follow it with get_autopilot_status.
     """
     config = await service.create(
+        registry=ctx.registry,
         session=ctx.session,
         principal=ctx.principal,
         project_id=ctx.project_id,

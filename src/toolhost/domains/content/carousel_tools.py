@@ -16,7 +16,7 @@ from toolhost.domains.content.carousel_schemas import (
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import object_lookup, tool
 
-object_lookup("content_id", carousels.project_of_carousel)
+CAROUSEL_LOOKUP = object_lookup("content_id", carousels.project_of_carousel)
 
 
 def _slides(args: CreateCarouselIn) -> int:

@@ -15,7 +15,7 @@ from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import object_lookup, tool
 
-object_lookup("job_id", platform_jobs.project_of_job)
+JOB_LOOKUP = object_lookup("job_id", platform_jobs.project_of_job)
 
 
 @tool(

@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from toolhost.config import Settings
 from toolhost.domains.discovery import documents
-from toolhost.platform.registry import registry
+from toolhost.platform.websession import platform_of
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -99,7 +99,7 @@ async def tools_page(request: Request) -> Response:
     sections = documents.catalogue_sections()
     parts = ['<main class="docs"><h1>Tools</h1>']
     module = None
-    for spec in sorted(registry.all(), key=lambda item: (item.module, item.name)):
+    for spec in sorted(platform_of(request).registry.all(), key=lambda item: (item.module, item.name)):
         if spec.module != module:
             module = spec.module
             parts.append(f"<h2>{html.escape(module)}</h2>")

@@ -20,7 +20,8 @@ class _Entry:
     implied_scopes: frozenset[str]
 
 
-@functools.cache
+# A server holds one registry; the bound keeps the registries a test run builds, one per platform, from piling up.
+@functools.lru_cache(maxsize=4)
 def _index(registry: Registry, tool_count: int) -> tuple[_Entry, ...]:
     # Built once per registry (and again only if tools were added since), searched on every call.
     return tuple(

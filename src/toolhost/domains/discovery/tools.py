@@ -13,7 +13,7 @@ from toolhost.domains.discovery.schemas import (
     SearchToolsOut,
 )
 from toolhost.platform.context import ToolContext
-from toolhost.platform.registry import registry, tool
+from toolhost.platform.registry import tool
 
 
 @tool(
@@ -31,7 +31,7 @@ async def search_tools(ctx: ToolContext, args: SearchToolsIn) -> SearchToolsOut:
     what this key can do. detail=name lists names, summary adds descriptions, full adds schemas.
     """
     return service.search_tools(
-        registry,
+        ctx.registry,
         held=ctx.principal.scopes,
         query=args.query,
         module=args.module,
@@ -48,7 +48,7 @@ async def search(ctx: ToolContext, args: SearchIn) -> SearchOut:
     Use it to learn how toolhost works or how a tool behaves; read a result with fetch. It never
     searches account data.
     """
-    corpus = documents.corpus(registry, ctx.settings.api_root)
+    corpus = documents.corpus(ctx.registry, ctx.settings.api_root)
     found = documents.search(corpus, args.query)
     return SearchOut(results=[SearchResult(id=item.id, title=item.title, url=item.url) for item in found])
 
@@ -56,7 +56,7 @@ async def search(ctx: ToolContext, args: SearchIn) -> SearchOut:
 @tool(module="discovery", scope="mcp:read", read_only=True, idempotent=True, response_format=None, text_shape="bare")
 async def fetch(ctx: ToolContext, args: FetchIn) -> FetchOut:
     """Returns one documentation page by the id search gave (a guide such as quickstart, or tool:<name>)."""
-    document = documents.fetch(documents.corpus(registry, ctx.settings.api_root), args.id)
+    document = documents.fetch(documents.corpus(ctx.registry, ctx.settings.api_root), args.id)
     return FetchOut(
         id=document.id, title=document.title, text=document.text, url=document.url, metadata=document.metadata
     )

@@ -38,8 +38,8 @@ from toolhost.platform.dates import iso
 from toolhost.platform.registry import Idempotency, connected_accounts_probe, object_lookup, tool
 from toolhost.providers.fetch import Fetcher
 
-object_lookup("post_id", service.post_of_project)
-connected_accounts_probe(accounts_service.projects_with_usable_accounts)
+POST_LOOKUP = object_lookup("post_id", service.post_of_project)
+ACCOUNTS_PROBE = connected_accounts_probe(accounts_service.projects_with_usable_accounts)
 
 
 def _platform_count(args: SchedulePostIn) -> int:

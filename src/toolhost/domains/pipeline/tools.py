@@ -17,7 +17,7 @@ from toolhost.domains.planning import service as planning_service
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import object_lookup, tool
 
-object_lookup("pipeline_id", service.project_of_run)
+PIPELINE_LOOKUP = object_lookup("pipeline_id", service.project_of_run)
 
 
 @tool(module="pipeline", scope="mcp:read", read_only=True, idempotent=True, project="strict")

@@ -21,7 +21,7 @@ from toolhost.platform.context import ToolContext
 from toolhost.platform.dates import iso
 from toolhost.platform.registry import object_lookup, tool
 
-object_lookup("plan_id", service.project_of_plan)
+PLAN_LOOKUP = object_lookup("plan_id", service.project_of_plan)
 
 
 @tool(module="planning", scope="mcp:write", project="strict", response_format="json")

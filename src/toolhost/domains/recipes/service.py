@@ -15,7 +15,7 @@ from toolhost.platform import jobs, scopes
 from toolhost.platform.context import Principal
 from toolhost.platform.jobs import Job
 from toolhost.platform.models import Account
-from toolhost.platform.registry import registry
+from toolhost.platform.registry import Registry
 from toolhost.platform.results import BillingFailed, NotFound, PermissionDenied, ValidationFailed
 
 SUCCESS_WINDOW = timedelta(days=30)
@@ -33,7 +33,7 @@ def get_recipe(slug: str) -> Recipe:
     return recipe
 
 
-def step_scope(step: Step) -> str:
+def step_scope(registry: Registry, step: Step) -> str:
     """The scope a step needs: mcp:distribute for distribute and webhook steps, else its tool's scope."""
     if step.type in ("distribute", "webhook"):
         return "mcp:distribute"
@@ -41,12 +41,12 @@ def step_scope(step: Step) -> str:
     return spec.scope if spec is not None else "mcp:write"
 
 
-def required_scopes(recipe: Recipe) -> list[str]:
+def required_scopes(registry: Registry, recipe: Recipe) -> list[str]:
     """Every scope a run of the recipe needs: mcp:write to start it, plus each step's."""
-    return sorted({"mcp:write", *(step_scope(step) for step in recipe.steps)})
+    return sorted({"mcp:write", *(step_scope(registry, step) for step in recipe.steps)})
 
 
-def step_credits(step: Step, inputs: dict[str, Any] | None) -> int:
+def step_credits(registry: Registry, step: Step, inputs: dict[str, Any] | None) -> int:
     """Credits one step is expected to debit (per platform for `for_each` steps)."""
     if step.credits_estimate is not None:
         base, per, unit_path = step.credits_estimate
@@ -61,10 +61,10 @@ def step_credits(step: Step, inputs: dict[str, Any] | None) -> int:
     return one
 
 
-def estimated_credits(recipe: Recipe, inputs: dict[str, Any] | None = None) -> int:
+def estimated_credits(registry: Registry, recipe: Recipe, inputs: dict[str, Any] | None = None) -> int:
     """The recipe's expected debit: with the inputs when given, else with the schema's defaults."""
     filled = with_defaults(recipe, inputs or {})
-    return sum(step_credits(step, filled) for step in recipe.steps)
+    return sum(step_credits(registry, step, filled) for step in recipe.steps)
 
 
 async def success_rates(session: AsyncSession, account_id: uuid.UUID) -> dict[str, float]:
@@ -88,7 +88,7 @@ async def success_rates(session: AsyncSession, account_id: uuid.UUID) -> dict[st
     return {slug: round(completed.get(slug, 0) / total, 3) for slug, total in finished.items() if total}
 
 
-def summary(recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
+def summary(registry: Registry, recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
     """A recipe's list entry."""
     return {
         "id": recipe.slug,
@@ -97,7 +97,7 @@ def summary(recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
         "description": recipe.description,
         "icon": recipe.icon,
         "category": recipe.category,
-        "estimated_credits": estimated_credits(recipe),
+        "estimated_credits": estimated_credits(registry, recipe),
         "estimated_duration_seconds": recipe.estimated_duration_seconds,
         "is_featured": recipe.is_featured,
         "inputs_schema": recipe.inputs_schema,
@@ -107,10 +107,10 @@ def summary(recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
     }
 
 
-def details(recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
+def details(registry: Registry, recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
     """A recipe with its full steps (tool and argument templates) and the scopes a run needs."""
     return {
-        **summary(recipe, rates),
+        **summary(registry, recipe, rates),
         "steps": [
             {
                 "id": step.id,
@@ -122,17 +122,17 @@ def details(recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
             }
             for step in recipe.steps
         ],
-        "required_scopes": required_scopes(recipe),
+        "required_scopes": required_scopes(registry, recipe),
     }
 
 
 async def list_recipes(
-    *, session: AsyncSession, account_id: uuid.UUID, category: str | None, featured_only: bool
+    *, registry: Registry, session: AsyncSession, account_id: uuid.UUID, category: str | None, featured_only: bool
 ) -> list[dict[str, Any]]:
     """The recipes, filtered by category and featured flag."""
     rates = await success_rates(session, account_id)
     return [
-        summary(recipe, rates)
+        summary(registry, recipe, rates)
         for recipe in RECIPES
         if (category is None or recipe.category == category) and (not featured_only or recipe.is_featured)
     ]
@@ -178,10 +178,10 @@ def preview_plan(recipe: Recipe, inputs: dict[str, Any], project_id: uuid.UUID |
     return plan
 
 
-def check_scopes(recipe: Recipe, principal: Principal) -> None:
+def check_scopes(registry: Registry, recipe: Recipe, principal: Principal) -> None:
     """Pre-flight: every step's scope must be held, else permission_denied naming the first step that lacks it."""
     for step in recipe.steps:
-        needed = step_scope(step)
+        needed = step_scope(registry, step)
         if not scopes.satisfies(principal.scopes, needed):
             raise PermissionDenied(
                 f"step '{step.id}' ({step.type}{', ' + step.tool if step.tool else ''}) needs scope {needed}",
@@ -208,14 +208,20 @@ async def check_balance(session: AsyncSession, account_id: uuid.UUID, required: 
 
 
 async def start_run(
-    *, session: AsyncSession, principal: Principal, project_id: uuid.UUID, slug: str, inputs: dict[str, Any]
+    *,
+    registry: Registry,
+    session: AsyncSession,
+    principal: Principal,
+    project_id: uuid.UUID,
+    slug: str,
+    inputs: dict[str, Any],
 ) -> tuple[Job, int]:
     """Validates, runs the pre-flight checks and enqueues the `recipe_run` job (nothing is reserved:
     each step debits when it runs, through execute())."""
     recipe = get_recipe(slug)
     filled = validate_inputs(recipe, inputs)
-    check_scopes(recipe, principal)
-    estimate = estimated_credits(recipe, filled)
+    check_scopes(registry, recipe, principal)
+    estimate = estimated_credits(registry, recipe, filled)
     await check_balance(session, principal.account_id, estimate)
     job = await jobs.enqueue(
         session=session,

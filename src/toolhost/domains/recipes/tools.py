@@ -16,7 +16,7 @@ from toolhost.domains.recipes.schemas import (
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import object_lookup, tool
 
-object_lookup("run_id", service.project_of_run)
+RUN_LOOKUP = object_lookup("run_id", service.project_of_run)
 
 
 @tool(module="recipes", scope="mcp:read", read_only=True, idempotent=True, project="none")
@@ -27,6 +27,7 @@ async def list_recipes(ctx: ToolContext, args: ListRecipesIn) -> ListRecipesOut:
     """
     return ListRecipesOut(
         recipes=await service.list_recipes(
+            registry=ctx.registry,
             session=ctx.session,
             account_id=ctx.principal.account_id,
             category=args.category,
@@ -40,7 +41,7 @@ async def get_recipe_details(ctx: ToolContext, args: GetRecipeDetailsIn) -> GetR
     """Reads a recipe: its inputs_schema, every step with the tool it calls, and the scopes a run needs."""
     recipe = service.get_recipe(args.slug)
     rates = await service.success_rates(ctx.session, ctx.principal.account_id)
-    return GetRecipeDetailsOut(**service.details(recipe, rates))
+    return GetRecipeDetailsOut(**service.details(ctx.registry, recipe, rates))
 
 
 @tool(module="recipes", scope="mcp:write", destructive=True, open_world=True, project="strict", category="generation")
@@ -52,7 +53,12 @@ async def execute_recipe(ctx: ToolContext, args: ExecuteRecipeIn) -> ExecuteReci
     poll get_recipe_run_status (or check_status); cancel_async_job stops it between steps.
     """
     job, estimate = await service.start_run(
-        session=ctx.session, principal=ctx.principal, project_id=ctx.project_id, slug=args.slug, inputs=args.inputs
+        registry=ctx.registry,
+        session=ctx.session,
+        principal=ctx.principal,
+        project_id=ctx.project_id,
+        slug=args.slug,
+        inputs=args.inputs,
     )
     return ExecuteRecipeOut(
         run_id=str(job.id),

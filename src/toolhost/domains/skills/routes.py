@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from toolhost.domains.recipes import service as recipes_service
 from toolhost.domains.skills.service import WORKFLOWS_BY_ID
+from toolhost.platform.websession import platform_of
 
 HEADERS = {
     "Cache-Control": "public, max-age=300",
@@ -35,6 +36,7 @@ async def skill_page(request: Request) -> HTMLResponse:
         body = f"<h1>No workflow skill named {html.escape(skill_id[:100])}</h1><ul>{known}</ul>"
         return HTMLResponse(_document("Skill not found", body), status_code=404, headers=HEADERS)
     recipe = recipes_service.get_recipe(workflow["recipe_slug"])
+    credits = recipes_service.estimated_credits(platform_of(request).registry, recipe)
     steps = "".join(
         f"<li>{html.escape(step.name)} <code>{html.escape(step.tool or step.type)}</code></li>" for step in recipe.steps
     )
@@ -42,7 +44,7 @@ async def skill_page(request: Request) -> HTMLResponse:
         f"<h1>{html.escape(workflow['name'])}</h1>"
         f"<p>{html.escape(workflow['shortDescription'])}</p>"
         f"<h2>Steps</h2><ol>{steps}</ol>"
-        f"<p>About {recipes_service.estimated_credits(recipe)} credits with the default inputs.</p>"
+        f"<p>About {credits} credits with the default inputs.</p>"
         "<h2>Run it</h2>"
         f"<p>Preview with <code>run_skill</code> (skill_id <code>{html.escape(skill_id)}</code>), then run with "
         f"<code>execute_recipe</code> (recipe_slug <code>{html.escape(recipe.slug)}</code>); "

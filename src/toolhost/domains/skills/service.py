@@ -16,7 +16,7 @@ from toolhost.db.base import utcnow
 from toolhost.domains.analytics import service as analytics_service
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.recipes import service as recipes_service
-from toolhost.platform.registry import registry
+from toolhost.platform.registry import Registry
 from toolhost.platform.results import NotFound
 
 TIERS = ("trial", "pro", "team", "agency")
@@ -117,12 +117,12 @@ def is_locked(settings: Settings, slug: str, tier: str) -> bool:
     return TIERS.index(tier) < TIERS.index(tier_minimum(settings, slug))
 
 
-def workflow_entry(settings: Settings, workflow: dict[str, Any]) -> dict[str, Any]:
+def workflow_entry(registry: Registry, settings: Settings, workflow: dict[str, Any]) -> dict[str, Any]:
     """A workflow's list entry, with the credits and step count of its recipe."""
     recipe = recipes_service.get_recipe(workflow["recipe_slug"])
     return {
         **{key: value for key, value in workflow.items() if key != "recipe_slug"},
-        "estimatedCredits": recipes_service.estimated_credits(recipe),
+        "estimatedCredits": recipes_service.estimated_credits(registry, recipe),
         "stepCount": len(recipe.steps),
         "recipe_slug": workflow["recipe_slug"],
         "tier_minimum": tier_minimum(settings, workflow["id"]),
@@ -130,7 +130,9 @@ def workflow_entry(settings: Settings, workflow: dict[str, Any]) -> dict[str, An
     }
 
 
-def list_skills(*, settings: Settings, tier: str, studio: str | None, featured_only: bool) -> dict[str, Any]:
+def list_skills(
+    *, registry: Registry, settings: Settings, tier: str, studio: str | None, featured_only: bool
+) -> dict[str, Any]:
     """Every guide, and the workflows matching the filters."""
     guide_entries = [
         {
@@ -148,7 +150,7 @@ def list_skills(*, settings: Settings, tier: str, studio: str | None, featured_o
         for guide in guides().values()
     ]
     workflows = [
-        workflow_entry(settings, workflow)
+        workflow_entry(registry, settings, workflow)
         for workflow in WORKFLOWS
         if (studio is None or workflow["studio"] == studio) and (not featured_only or workflow["featured"])
     ]
@@ -156,7 +158,13 @@ def list_skills(*, settings: Settings, tier: str, studio: str | None, featured_o
 
 
 async def get_skill(
-    *, session: AsyncSession, settings: Settings, tier: str, slug: str, project_id: uuid.UUID | None
+    *,
+    registry: Registry,
+    session: AsyncSession,
+    settings: Settings,
+    tier: str,
+    slug: str,
+    project_id: uuid.UUID | None,
 ) -> dict[str, Any]:
     """A guide with its compiled section, or a workflow's entry; a locked skill has no body."""
     guide = guides().get(slug)
@@ -183,7 +191,7 @@ async def get_skill(
             "locked": locked,
         }
     assert workflow is not None
-    entry = workflow_entry(settings, workflow)
+    entry = workflow_entry(registry, settings, workflow)
     recipe = recipes_service.get_recipe(workflow["recipe_slug"])
     steps = "\n".join(f"{index}. {step.name} ({step.tool or step.type})" for index, step in enumerate(recipe.steps, 1))
     return {
@@ -278,14 +286,14 @@ _SECTIONS = {"hooks": _hooks, "times": _times, "formats": _formats, "approvals":
 INPUT_ARGUMENTS = {"hook": "hook", "cta": "cta_text"}
 
 
-def _with_inputs(tool_name: str | None, args: Any, inputs: dict[str, Any]) -> Any:
+def _with_inputs(registry: Registry, tool_name: str | None, args: Any, inputs: dict[str, Any]) -> Any:
     """A step's resolved arguments with the caller's audience, hook and call to action applied.
 
     The hook and CTA fill the tool's own arguments (they win over what the recipe drew from an earlier step);
     the audience, which no step's tool takes, narrows a step's topic ("<topic> for <audience>").
     """
     if isinstance(args, list):
-        return [_with_inputs(tool_name, item, inputs) for item in args]
+        return [_with_inputs(registry, tool_name, item, inputs) for item in args]
     spec = registry.get(tool_name) if tool_name else None
     if spec is None or not isinstance(args, dict):
         return args
@@ -303,7 +311,7 @@ def _with_inputs(tool_name: str | None, args: Any, inputs: dict[str, Any]) -> An
 
 
 def run_preview(
-    *, settings: Settings, skill_id: str, inputs: dict[str, Any], project_id: uuid.UUID | None
+    *, registry: Registry, settings: Settings, skill_id: str, inputs: dict[str, Any], project_id: uuid.UUID | None
 ) -> dict[str, Any]:
     """run_skill's payload: the workflow's recipe with its arguments resolved; nothing runs."""
     workflow = WORKFLOWS_BY_ID.get(skill_id)
@@ -322,10 +330,10 @@ def run_preview(
     plan = recipes_service.preview_plan(recipe, recipe_inputs, project_id)
     return {
         "status": "preview",
-        "skill": workflow_entry(settings, workflow),
+        "skill": workflow_entry(registry, settings, workflow),
         "inputs": inputs,
-        "plan": [{**step, "args": _with_inputs(step["tool"], step["args"], inputs)} for step in plan],
-        "estimatedCredits": recipes_service.estimated_credits(recipe, recipe_inputs),
+        "plan": [{**step, "args": _with_inputs(registry, step["tool"], step["args"], inputs)} for step in plan],
+        "estimatedCredits": recipes_service.estimated_credits(registry, recipe, recipe_inputs),
         "runUrl": f"{settings.api_root}/app/skills/{skill_id}",
         "previewedAt": utcnow().isoformat(),
         "note": "Preview only: nothing ran, nothing was charged and no job was created. To run it, call "

@@ -24,7 +24,11 @@ async def list_skills(ctx: ToolContext, args: ListSkillsIn) -> ListSkillsOut:
     """
     return ListSkillsOut(
         **service.list_skills(
-            settings=ctx.settings, tier=ctx.principal.tier, studio=args.studio, featured_only=args.featured_only
+            registry=ctx.registry,
+            settings=ctx.settings,
+            tier=ctx.principal.tier,
+            studio=args.studio,
+            featured_only=args.featured_only,
         )
     )
 
@@ -39,6 +43,7 @@ async def get_skill(ctx: ToolContext, args: GetSkillIn) -> GetSkillOut:
     """
     return GetSkillOut(
         **await service.get_skill(
+            registry=ctx.registry,
             session=ctx.session,
             settings=ctx.settings,
             tier=ctx.principal.tier,
@@ -58,6 +63,7 @@ async def run_skill(ctx: ToolContext, args: RunSkillIn) -> RunSkillOut:
     inputs = {"topic": args.topic, "audience": args.audience, "hook": args.hook, "cta": args.cta}
     return RunSkillOut(
         **service.run_preview(
+            registry=ctx.registry,
             settings=ctx.settings,
             skill_id=args.skill_id,
             inputs=inputs,

@@ -40,7 +40,7 @@ async def project_of_voiceover_job(
     )
 
 
-object_lookup("resume_task_id", project_of_voiceover_job)
+VOICEOVER_JOB_LOOKUP = object_lookup("resume_task_id", project_of_voiceover_job)
 
 
 @tool(
