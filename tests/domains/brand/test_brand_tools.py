@@ -71,7 +71,7 @@ async def test_extract_brand_reads_the_site_pages_and_css_and_saves_nothing(tena
     assert context["logoUrl"] == site + "/logo.svg"
     assert context["confidence"]["pagesScraped"] == 4
     assert 0 < context["confidence"]["overall"] <= 1
-    assert data["audience"]["primary"] == "small teams"
+    assert data["audience"]["primary"] == "small teams who are tired of losing decisions in chat threads"
     assert any("4,000 teams" in point["claim"] for point in context["proofPoints"])
     assert all(point["status"] == "unverified" for point in context["proofPoints"])
     assert data["voice"]["keywords"]

@@ -1,9 +1,10 @@
-"""Colours: parsing, perceptual merging, role assignment, CIEDE2000 audits, WCAG contrast, design tokens."""
+"""Colours: parsing, CIEDE2000 audits, WCAG contrast, design tokens (palette roles are in palette.py)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from toolhost.providers import graphics
@@ -20,7 +21,6 @@ PALETTE_SLOTS = (
     "textSecondary",
 )
 TOKEN_NAMES = {slot: ("text-secondary" if slot == "textSecondary" else slot) for slot in PALETTE_SLOTS}
-MERGE_DISTANCE = 6.0  # CIEDE2000: closer colours are one brand colour in different shades of rounding
 
 
 def to_hex(value: str) -> str | None:
@@ -39,11 +39,13 @@ def to_hex(value: str) -> str | None:
     return srgb.to_string(hex=True)
 
 
+@lru_cache(maxsize=4096)
 def chroma(hex_color: str) -> float:
     """Colourfulness (OKLCh chroma); near 0 for whites, greys and blacks."""
     return float(graphics.color(hex_color).convert("oklch").get("chroma"))
 
 
+@lru_cache(maxsize=4096)
 def lightness(hex_color: str) -> float:
     """Perceptual lightness 0-1 (OKLCh)."""
     return float(graphics.color(hex_color).convert("oklch").get("lightness"))
@@ -52,56 +54,6 @@ def lightness(hex_color: str) -> float:
 def delta_e(first: str, second: str) -> float:
     """CIEDE2000 distance in CIELAB (D65)."""
     return float(graphics.color(first).delta_e(second, method="2000"))
-
-
-@dataclass
-class WeightedColor:
-    """A colour found on a site and how much weight the evidence gives it."""
-
-    hex: str
-    weight: float
-
-
-def merge_colors(colors: list[WeightedColor]) -> list[WeightedColor]:
-    """Near-duplicates merged (CIEDE2000 below MERGE_DISTANCE), heaviest first; the heavier shade is kept."""
-    merged: list[WeightedColor] = []
-    for color in sorted(colors, key=lambda item: -item.weight):
-        for existing in merged:
-            if delta_e(existing.hex, color.hex) < MERGE_DISTANCE:
-                existing.weight += color.weight
-                break
-        else:
-            merged.append(WeightedColor(color.hex, color.weight))
-    return sorted(merged, key=lambda item: -item.weight)
-
-
-def assign_roles(colors: list[WeightedColor], theme_color: str | None = None) -> dict[str, str]:
-    """Palette roles from weighted colours: chromatic ones rank as primary/secondary/accent, neutrals as
-    background and text by lightness; a theme-color meta tag is the strongest primary signal."""
-    merged = merge_colors(colors)
-    chromatic = [item.hex for item in merged if chroma(item.hex) >= 0.06]
-    neutral = [item for item in merged if chroma(item.hex) < 0.06]
-    if theme_color and chroma(theme_color) >= 0.06:
-        chromatic = [theme_color] + [item for item in chromatic if delta_e(item, theme_color) >= MERGE_DISTANCE]
-    palette: dict[str, str] = {}
-    for slot, value in zip(("primary", "secondary", "accent"), chromatic, strict=False):
-        palette[slot] = value
-    light = [item for item in neutral if lightness(item.hex) >= 0.85]
-    dark = [item for item in neutral if lightness(item.hex) <= 0.45]
-    if light:
-        palette["background"] = light[0].hex
-    if dark:
-        palette["text"] = dark[0].hex
-        mid = [item for item in neutral if 0.45 < lightness(item.hex) < 0.85]
-        if mid:
-            palette["textSecondary"] = mid[0].hex
-    for slot, hue_range in (("success", (120, 170)), ("warning", (40, 95)), ("error", (0, 30))):
-        for value in chromatic[3:]:
-            hue = float(graphics.color(value).convert("oklch").get("hue") or 0.0)
-            if hue_range[0] <= hue <= hue_range[1] and value not in palette.values():
-                palette[slot] = value
-                break
-    return palette
 
 
 def palette_colors(palette: dict[str, Any]) -> dict[str, str]:
@@ -116,33 +68,52 @@ def palette_colors(palette: dict[str, Any]) -> dict[str, str]:
     return result
 
 
-def audit(content_colors: list[str], palette: dict[str, Any], threshold: float) -> dict[str, Any]:
-    """audit_brand_colors' payload: nearest brand colour per input, pass per threshold, palette contrast."""
+@dataclass(frozen=True, slots=True)
+class ColorMatch:
+    """One audited colour: the nearest palette colour, its slot, the CIEDE2000 distance and the verdict."""
+
+    color: str
+    closest_brand_color: str
+    closest_brand_slot: str
+    delta_e: float
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContrastPair:
+    """The WCAG contrast of a foreground on a background, and whether it meets AA and AAA."""
+
+    foreground: str
+    background: str
+    ratio: float
+    aa: bool
+    aaa: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ColorAudit:
+    """audit_brand_colors' result: each colour's match, the share that passed (0-100), the contrast pairs."""
+
+    entries: list[ColorMatch]
+    overall_score: int
+    passed: bool
+    contrast: list[ContrastPair]
+
+
+def audit(content_colors: list[str], palette: dict[str, Any], threshold: float) -> ColorAudit:
+    """The nearest brand colour per input, pass per threshold, and the palette's contrast."""
     brand = palette_colors(palette)
     entries = []
     for raw in content_colors:
         color = to_hex(raw) or raw
         slot, distance = min(((name, delta_e(color, value)) for name, value in brand.items()), key=lambda x: x[1])
-        entries.append(
-            {
-                "color": raw,
-                "closestBrandColor": brand[slot],
-                "closestBrandSlot": slot,
-                "deltaE": round(distance, 2),
-                "passed": distance <= threshold,
-            }
-        )
-    passed = sum(1 for entry in entries if entry["passed"])
+        entries.append(ColorMatch(raw, brand[slot], slot, round(distance, 2), distance <= threshold))
+    passed = sum(1 for entry in entries if entry.passed)
     score = round(100 * passed / len(entries)) if entries else 0
-    return {
-        "entries": entries,
-        "overallScore": score,
-        "passed": score >= 80,
-        "contrast": contrast_pairs(brand),
-    }
+    return ColorAudit(entries=entries, overall_score=score, passed=score >= 80, contrast=contrast_pairs(brand))
 
 
-def contrast_pairs(brand: dict[str, str]) -> list[dict[str, Any]]:
+def contrast_pairs(brand: dict[str, str]) -> list[ContrastPair]:
     """WCAG contrast of the palette's text colours on its background (and of white/black on primary)."""
     pairs: list[tuple[str, str]] = []
     background = brand.get("background", "#ffffff")
@@ -159,15 +130,7 @@ def contrast_pairs(brand: dict[str, str]) -> list[dict[str, Any]]:
     result = []
     for foreground, back in dict.fromkeys(pairs):
         ratio = graphics.contrast(foreground, back)
-        result.append(
-            {
-                "foreground": foreground,
-                "background": back,
-                "ratio": round(ratio, 2),
-                "aa": ratio >= 4.5,
-                "aaa": ratio >= 7.0,
-            }
-        )
+        result.append(ContrastPair(foreground, back, round(ratio, 2), ratio >= 4.5, ratio >= 7.0))
     return result
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
+from toolhost.domains.brand import phrases
 from toolhost.domains.brand.claims import CLAIM_PATTERNS
 from toolhost.domains.brand.colors import to_hex
 from toolhost.providers.text.analysis import WORD, sentences
@@ -25,22 +26,30 @@ SUBPAGE_KEYWORDS = (
     "solutions",
     "services",
     "story",
+    "shop",
+    "menu",
+    "press",
+    "mission",
+    "wholesale",
+    "customers",
+    "security",
 )
+# An element that introduces the publications that wrote about the brand; its logos' alt texts name them.
+PRESS_INTRO = re.compile(r"^\s*(?:as (?:seen|featured) (?:in|on)|featured (?:in|on)|in the press|press)\s*:?\s*$", re.I)
 TITLE_SEPARATORS = re.compile(r"\s+[|\u2013\u2014\-:\u00b7]\s+")
 PAIN = re.compile(
     r"\b(?:tired of|struggl\w*|hard to|waste[sd]?|wasting|frustrat\w*|no more|without the|stop \w+ing|"
     r"hours (?:on|spent)|manual(?:ly)?|messy|stress\w*|painful|headache)\b",
     re.IGNORECASE,
 )
-AUDIENCE = re.compile(
-    r"\b(?:built|made|designed|perfect|ideal|tools?|software|platform|gear|solutions?)\s+for\s+"
-    r"((?:[a-z][\w-]*\s+){0,3}?(?:teams|owners|businesses|founders|families|people|creators|marketers|developers"
-    r"|designers|hikers|cooks|parents|startups|agencies|companies|professionals|students|investors|brands|"
-    r"shops|stores|makers|beginners|everyone))\b",
-    re.IGNORECASE,
-)
 AWARD = re.compile(r"\b(?:award|winner|won|named|rated|certified|editors'? choice|featured in|as seen)\b", re.I)
-BENEFIT = re.compile(r"\b(?:helps? you|lets? you|so you can|without|in minutes|in days|save|faster|easier)\b", re.I)
+BENEFIT = re.compile(
+    r"\b(?:helps? you|lets? you|so (?:you|your|it|they) \w+|without|in minutes|in days|saves?|faster|easier|"
+    r"fresh|every (?:bag|order|batch|day|morning))\b",
+    re.I,
+)
+# "We roast ...", "We help ...": what the brand does, said by itself ("we are" describes, it does not do).
+WE_DO = re.compile(r"^we\s+(?:\w+ly\s+)?(?!are\b|were\b)\w+", re.I)
 
 
 @dataclass
@@ -56,11 +65,13 @@ class PageFindings:
     logo_candidates: list[tuple[int, str]] = field(default_factory=list)
     stylesheet_urls: list[str] = field(default_factory=list)
     style_blocks: list[str] = field(default_factory=list)
-    inline_styles: list[str] = field(default_factory=list)
+    inline_styles: list[tuple[str, str]] = field(default_factory=list)
     font_links: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     testimonials: list[str] = field(default_factory=list)
+    press_names: list[str] = field(default_factory=list)
     text: str = ""
+    full_text: str = ""
 
 
 def _attr(node: Node, name: str) -> str:
@@ -119,7 +130,7 @@ def read_page(html: str, url: str) -> PageFindings:
     for style in tree.css("style"):
         page.style_blocks.append(style.text()[:2_000_000])
     for node in tree.css("[style]"):
-        page.inline_styles.append(_attr(node, "style")[:2000])
+        page.inline_styles.append((_selector(node), _attr(node, "style")[:2000]))
     for heading in tree.css("h1, h2, h3"):
         text = heading.text(separator=" ", strip=True)
         if 3 <= len(text) <= 160 and text not in page.headings:
@@ -130,8 +141,39 @@ def read_page(html: str, url: str) -> PageFindings:
         text = quote.text(separator=" ", strip=True)
         if 20 <= len(text) <= 500 and text not in page.testimonials:
             page.testimonials.append(text)
+    page.press_names = _press_names(tree)
+    body = tree.body
+    page.full_text = body.text(separator="\n", strip=True)[:200_000] if body else ""
     page.text = main_text(html, tree)
     return page
+
+
+def _selector(node: Node, depth: int = 3) -> str:
+    """A CSS selector naming the element and up to `depth` ancestors: "header.site-header nav a.logo"."""
+    compounds: list[str] = []
+    current: Node | None = node
+    while current is not None and len(compounds) <= depth and current.tag not in (None, "html", "-undef"):
+        classes = "".join(f".{name}" for name in _attr(current, "class").split()[:4])
+        identifier = f"#{_attr(current, 'id')}" if _attr(current, "id") else ""
+        compounds.append(f"{current.tag}{classes}{identifier}")
+        current = current.parent
+    return " ".join(reversed(compounds))
+
+
+def _press_names(tree: HTMLParser) -> list[str]:
+    """Publications named by the logos and citations next to an "As seen in" or inside a press section."""
+    containers = list(tree.css("[class~=press], [id=press], [class~=as-seen-in], [class~=featured-in]"))
+    for node in tree.css("p, span, strong, em, h2, h3, h4, h5, h6, li, div"):
+        if node.parent is not None and PRESS_INTRO.match(node.text(separator=" ", strip=True)[:60]):
+            containers.append(node.parent)
+    names: list[str] = []
+    for container in containers:
+        for item in container.css("img[alt], cite"):
+            name = _attr(item, "alt") if item.tag == "img" else item.text(separator=" ", strip=True)
+            name = re.sub(r"\s*\blogo$", "", name.strip(), flags=re.IGNORECASE)
+            if 2 <= len(name) <= 80 and name not in names:
+                names.append(name)
+    return names[:12]
 
 
 def main_text(html: str, tree: HTMLParser | None = None) -> str:
@@ -201,17 +243,22 @@ def copy_sentences(text: str) -> list[str]:
 
 
 def value_propositions(pages: list[PageFindings]) -> list[str]:
-    """Headings and benefit sentences that state what the brand does for people."""
-    found: list[str] = []
-    for page in pages[:1] + pages[1:]:
-        for heading in page.headings[:6]:
-            if len(heading.split()) >= 3 and heading not in found:
-                found.append(heading)
+    """Sentences that say what the brand does for people: a benefit ("so you can", "without", "save") or
+    what "we" do. Headings are names of sections, not propositions, and are left out."""
+    benefits: list[str] = []
+    statements: list[str] = []
     for page in pages:
+        headings = set(page.headings)
         for sentence in copy_sentences(page.text):
-            if BENEFIT.search(sentence) and len(sentence) <= 200 and sentence not in found:
-                found.append(sentence)
-    return found[:6]
+            if sentence in headings or len(sentence) > 200 or len(sentence.split()) < 6 or sentence.endswith("?"):
+                continue
+            if PAIN.search(sentence) or sentence in benefits or sentence in statements:
+                continue
+            if BENEFIT.search(sentence):
+                benefits.append(sentence)
+            elif WE_DO.match(sentence):
+                statements.append(sentence)
+    return (benefits + statements)[:6]
 
 
 def proof_points(pages: list[PageFindings]) -> list[dict[str, str]]:
@@ -229,17 +276,21 @@ def proof_points(pages: list[PageFindings]) -> list[dict[str, str]]:
 
 
 def audience(pages: list[PageFindings]) -> tuple[str, list[str]]:
-    """Who the copy says it is for ("built for small teams"), and its problem sentences."""
-    groups: dict[str, int] = {}
+    """Who the copy says it is for ("for home brewers who care about ...", "we help small bakeries", "built
+    for data teams"), the group named most plainly and most often; and the copy's problem sentences."""
+    weight: dict[str, int] = {}
+    best: dict[str, phrases.AudienceStatement] = {}
     pains: list[str] = []
     for page in pages:
-        for match in AUDIENCE.finditer(page.text + "\n" + "\n".join(page.headings)):
-            group = match.group(1).strip().lower()
-            groups[group] = groups.get(group, 0) + 1
+        for statement in phrases.audience_statements("\n".join([page.description, page.text])):
+            group = statement.people.lower()
+            weight[group] = weight.get(group, 0) + statement.strength
+            if group not in best or statement.strength > best[group].strength:
+                best[group] = statement
         for sentence in copy_sentences(page.text):
             if PAIN.search(sentence) and len(sentence) <= 200 and sentence not in pains:
                 pains.append(sentence)
-    primary = max(groups, key=lambda group: groups[group]) if groups else ""
+    primary = best[max(weight, key=lambda group: weight[group])].phrase if weight else ""
     return primary, pains[:5]
 
 

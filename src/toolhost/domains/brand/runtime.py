@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 
 def _pillar_label(pillar: dict[str, Any]) -> str:
@@ -132,23 +133,36 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 
-def explain(profile: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SectionReport:
+    """One section of the brand: how many of its fields are present, its label, and what is missing."""
+
+    name: str
+    present: int
+    total: int
+    label: Literal["OK", "PARTIAL", "MISSING"]
+    missing_fields: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class BrandExplanation:
+    """explain_brand_system's report: the seven sections, the profile's confidence, what to add first."""
+
+    sections: list[SectionReport]
+    overall_confidence: float | None
+    pages_scraped: int
+    recommendations: list[str]
+
+
+def explain(profile: dict[str, Any]) -> BrandExplanation:
     """The seven sections with what is present and missing, confidence, and recommendations by impact."""
     sections = []
     for name, fields in SECTIONS:
         missing = [label for label, path in fields if not _present(profile, path)]
         present = len(fields) - len(missing)
         share = present / len(fields)
-        label = "OK" if share >= 0.8 else "PARTIAL" if share >= 0.5 else "MISSING"
-        sections.append(
-            {
-                "name": name,
-                "present": present,
-                "total": len(fields),
-                "label": label,
-                "missing_fields": missing,
-            }
-        )
+        label: Literal["OK", "PARTIAL", "MISSING"] = "OK" if share >= 0.8 else "PARTIAL" if share >= 0.5 else "MISSING"
+        sections.append(SectionReport(name, present, len(fields), label, missing))
     confidence = profile.get("confidence") or {}
     overall = confidence.get("overall")
     recommendations = []
@@ -166,9 +180,9 @@ def explain(profile: dict[str, Any]) -> dict[str, Any]:
         recommendations.append("Add a logoUrl: renderers place it on images, carousels and videos.")
     if not _present(profile, "videoRules.pacing"):
         recommendations.append("Set videoRules.pacing so generated videos cut at the brand's rhythm.")
-    return {
-        "found": True,
-        "sections": sections,
-        "confidence": {"overall": overall, "pagesScraped": confidence.get("pagesScraped") or 0},
-        "recommendations": recommendations,
-    }
+    return BrandExplanation(
+        sections=sections,
+        overall_confidence=overall,
+        pages_scraped=confidence.get("pagesScraped") or 0,
+        recommendations=recommendations,
+    )

@@ -10,22 +10,25 @@ import asyncio
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import FetchSettings
-from toolhost.domains.brand import colors, extraction, html_extract
+from toolhost.domains.brand import colors, draft, extraction, html_extract
 from toolhost.domains.brand.consistency import ConsistencyResult, score_consistency
 from toolhost.domains.brand.models import BrandProfileVersion
 from toolhost.domains.brand.profile import filled_fields, is_empty, resolve_shape
-from toolhost.domains.brand.runtime import build_runtime, explain
+from toolhost.domains.brand.runtime import BrandExplanation, build_runtime, explain
 from toolhost.platform.results import NotFound, ValidationFailed
 from toolhost.providers.fetch import Fetcher
 
 __all__ = [
+    "BrandExplanation",
     "ConsistencyResult",
+    "PlatformVoice",
     "audit_colors",
     "check",
     "explain_system",
@@ -152,13 +155,46 @@ async def save(
     return row, True
 
 
+@dataclass(frozen=True, slots=True)
+class PlatformVoice:
+    """One platform's voice override as saved."""
+
+    tone: list[str]
+    style: list[str]
+    sample_content: str
+    hashtag_strategy: str
+    cta_style: str
+    avoid_patterns: list[str]
+
+
 async def update_platform_voice(
-    *, session: AsyncSession, project_id: uuid.UUID, platform: str, changes: dict[str, Any]
-) -> tuple[BrandProfileVersion, dict[str, Any]]:
-    """Sets one platform's voice override as a new version: given fields replace, omitted ones stay."""
+    *,
+    session: AsyncSession,
+    project_id: uuid.UUID,
+    platform: str,
+    samples: str | None = None,
+    tone: list[str] | None = None,
+    style: list[str] | None = None,
+    avoid_patterns: list[str] | None = None,
+    hashtag_strategy: str | None = None,
+    cta_style: str | None = None,
+) -> tuple[BrandProfileVersion, PlatformVoice]:
+    """Sets one platform's voice override as a new version: given fields replace, omitted (None) ones stay."""
     active = await get_active(session=session, project_id=project_id)
     if active is None:
         raise NotFound("No active brand profile found for this project.", recover_with=RECOVER)
+    changes: dict[str, Any] = {
+        key: value
+        for key, value in (
+            ("sampleContent", samples),
+            ("tone", tone),
+            ("style", style),
+            ("avoidPatterns", avoid_patterns),
+            ("hashtagStrategy", hashtag_strategy),
+            ("ctaStyle", cta_style),
+        )
+        if value is not None
+    }
     context = json.loads(json.dumps(active.profile_data))
     overrides = context["voiceProfile"].setdefault("platformOverrides", {})
     override = overrides.get(platform) or {
@@ -169,25 +205,31 @@ async def update_platform_voice(
         "ctaStyle": "",
         "avoidPatterns": [],
     }
-    override.update({key: value for key, value in changes.items() if value is not None})
+    override.update(changes)
     overrides[platform] = override
     row, _ = await save(
         session=session,
         project_id=project_id,
         brand_context=context,
         change_summary=f"platform voice for {platform}",
-        changed_paths=[
-            f"voiceProfile.platformOverrides.{platform}.{key}" for key in changes if changes[key] is not None
-        ],
+        changed_paths=[f"voiceProfile.platformOverrides.{platform}.{key}" for key in changes],
         source_url=active.source_url,
         extraction_method=active.extraction_method,
         overall_confidence=active.overall_confidence,
         extraction_metadata=active.extraction_metadata,
     )
-    return row, row.profile_data["voiceProfile"]["platformOverrides"][platform]
+    saved = row.profile_data["voiceProfile"]["platformOverrides"][platform]
+    return row, PlatformVoice(
+        tone=saved["tone"],
+        style=saved["style"],
+        sample_content=saved["sampleContent"],
+        hashtag_strategy=saved["hashtagStrategy"],
+        cta_style=saved["ctaStyle"],
+        avoid_patterns=saved["avoidPatterns"],
+    )
 
 
-async def explain_system(*, session: AsyncSession, project_id: uuid.UUID) -> dict[str, Any] | None:
+async def explain_system(*, session: AsyncSession, project_id: uuid.UUID) -> BrandExplanation | None:
     """explain_brand_system's report, or None without a profile."""
     active = await get_active(session=session, project_id=project_id)
     return explain(active.profile_data) if active is not None else None
@@ -214,8 +256,8 @@ async def _palette(session: AsyncSession, project_id: uuid.UUID) -> tuple[dict[s
 
 async def audit_colors(
     *, session: AsyncSession, project_id: uuid.UUID, content_colors: list[str], threshold: float
-) -> dict[str, Any]:
-    """audit_brand_colors' payload."""
+) -> colors.ColorAudit:
+    """audit_brand_colors: each colour against the project's palette, and the palette's contrast."""
     palette, _ = await _palette(session, project_id)
     return colors.audit(content_colors, palette, threshold)
 
@@ -228,21 +270,19 @@ async def export_tokens(*, session: AsyncSession, project_id: uuid.UUID, fmt: st
 
 async def extract(
     *, fetch_settings: FetchSettings, url: str | None, html: str | None, text: str | None
-) -> dict[str, Any]:
+) -> draft.BrandDraft:
     """extract_brand: reads the site (or the given HTML or text) and returns a draft; nothing is saved.
 
-    The draft's text analysis (keywords, voice, palette) is CPU work of tens of milliseconds: it runs in a
-    worker thread, so the event loop keeps answering other calls meanwhile.
+    The draft's text analysis (tagging, key terms, voice, palette) is CPU work of tens of milliseconds: it
+    runs in a worker thread, so the event loop keeps answering other calls meanwhile.
     """
     if url is not None:
         fetcher = Fetcher(fetch_settings)
         sources = await extraction.gather_url(fetcher, extraction.resolve_url(url))
         logo = html_extract.best_logo(sources.pages)[0]
         logo_color = await extraction.logo_color(fetcher, logo)
-        return await asyncio.to_thread(extraction.build_draft, sources, logo_color)
+        return await asyncio.to_thread(draft.build_draft, sources, logo_color)
     if html is not None:
         page = await asyncio.to_thread(html_extract.read_page, html, "")
-        return await asyncio.to_thread(extraction.build_draft, extraction.Sources(pages=[page], method="html"), None)
-    return await asyncio.to_thread(
-        extraction.build_draft, extraction.Sources(method="text"), None, text_only=text or ""
-    )
+        return await asyncio.to_thread(draft.build_draft, extraction.Sources(pages=[page], method="html"), None)
+    return await asyncio.to_thread(draft.build_draft, extraction.Sources(method="text"), None, text or "")

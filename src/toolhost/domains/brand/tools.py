@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from toolhost.domains.brand import service
 from toolhost.domains.brand.schemas import (
     AuditBrandColorsIn,
     AuditBrandColorsOut,
+    BrandAudience,
+    BrandColors,
+    BrandVoice,
     CheckBrandConsistencyIn,
     CheckBrandConsistencyOut,
     ExplainBrandSystemIn,
@@ -47,7 +52,18 @@ async def extract_brand(ctx: ToolContext, args: ExtractBrandIn) -> ExtractBrandO
     `url` takes a full URL or platform:handle (instagram:acme, tiktok:acme, x:acme, linkedin:acme, yt:acme).
     """
     draft = await service.extract(fetch_settings=ctx.settings.fetch, url=args.url, html=args.html, text=args.text)
-    return ExtractBrandOut.model_validate(draft)
+    return ExtractBrandOut(
+        brandName=draft.brand_name,
+        description=draft.description,
+        colors=BrandColors(primary=draft.colors.primary, secondary=draft.colors.secondary, accent=draft.colors.accent),
+        voice=BrandVoice(
+            tone=", ".join(draft.voice.tone), style=", ".join(draft.voice.style), keywords=draft.voice.keywords
+        ),
+        audience=BrandAudience(primary=draft.audience.primary, painPoints=draft.audience.pain_points),
+        logoUrl=draft.logo_url,
+        brand_context=draft.brand_context,
+        extraction_metadata=asdict(draft.metadata),
+    )
 
 
 @tool(module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict")
@@ -104,23 +120,30 @@ async def update_platform_voice(ctx: ToolContext, args: UpdatePlatformVoiceIn) -
     as a new profile version; given fields replace, omitted fields keep their value. Needs a saved profile
     (not_found otherwise: call extract_brand, then save_brand_profile).
     """
-    changes = {
-        "sampleContent": args.samples,
-        "tone": args.tone,
-        "style": args.style,
-        "avoidPatterns": args.avoid_patterns,
-        "hashtagStrategy": args.hashtag_strategy,
-        "ctaStyle": args.cta_style,
-    }
-    row, override = await service.update_platform_voice(
-        session=ctx.session, project_id=ctx.project_id, platform=args.platform, changes=changes
+    row, voice = await service.update_platform_voice(
+        session=ctx.session,
+        project_id=ctx.project_id,
+        platform=args.platform,
+        samples=args.samples,
+        tone=args.tone,
+        style=args.style,
+        avoid_patterns=args.avoid_patterns,
+        hashtag_strategy=args.hashtag_strategy,
+        cta_style=args.cta_style,
     )
     return UpdatePlatformVoiceOut(
         success=True,
         profile_id=str(row.id),
         project_id=str(row.project_id),
         platform=args.platform,
-        override=PlatformOverride.model_validate(override),
+        override=PlatformOverride(
+            tone=voice.tone,
+            style=voice.style,
+            sampleContent=voice.sample_content,
+            hashtagStrategy=voice.hashtag_strategy,
+            ctaStyle=voice.cta_style,
+            avoidPatterns=voice.avoid_patterns,
+        ),
         version=row.version,
     )
 
@@ -172,8 +195,21 @@ async def explain_brand_system(ctx: ToolContext, args: ExplainBrandSystemIn) -> 
             confidence={"overall": None, "pagesScraped": 0},
             recommendations=["Run extract_brand on the brand's website, then save_brand_profile."],
         )
-    report["sections"] = [ExplainSection.model_validate(section) for section in report["sections"]]
-    return ExplainBrandSystemOut.model_validate(report)
+    return ExplainBrandSystemOut(
+        found=True,
+        sections=[
+            ExplainSection(
+                name=section.name,
+                present=section.present,
+                total=section.total,
+                label=section.label,
+                missing_fields=section.missing_fields,
+            )
+            for section in report.sections
+        ],
+        confidence={"overall": report.overall_confidence, "pagesScraped": report.pages_scraped},
+        recommendations=report.recommendations,
+    )
 
 
 @tool(
@@ -203,13 +239,27 @@ async def audit_brand_colors(ctx: ToolContext, args: AuditBrandColorsIn) -> Audi
     nearest palette slot, pass per threshold (default 10, lower is stricter), overall compliance (passed at
     >= 80), and the WCAG contrast of the palette's text/background pairs.
     """
-    payload = await service.audit_colors(
+    audit = await service.audit_colors(
         session=ctx.session,
         project_id=ctx.project_id,
         content_colors=args.content_colors,
         threshold=args.threshold,
     )
-    return AuditBrandColorsOut.model_validate(payload)
+    return AuditBrandColorsOut(
+        entries=[
+            {
+                "color": entry.color,
+                "closestBrandColor": entry.closest_brand_color,
+                "closestBrandSlot": entry.closest_brand_slot,
+                "deltaE": entry.delta_e,
+                "passed": entry.passed,
+            }
+            for entry in audit.entries
+        ],
+        overallScore=audit.overall_score,
+        passed=audit.passed,
+        contrast=[asdict(pair) for pair in audit.contrast],
+    )
 
 
 @tool(module="brand", scope="mcp:read", read_only=True, idempotent=True, project="strict", response_format=None)
