@@ -23,7 +23,6 @@ from toolhost.domains.distribution.models import Post
 from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality import service as quality_service
-from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
 from toolhost.platform.dates import iso
 from toolhost.platform.results import BillingFailed, Conflict, NotFound, ToolError, ValidationFailed
 from toolhost.providers import platforms as social_platforms
@@ -192,7 +191,7 @@ async def schedule(
     # (3) Slots for posts without a time: from tomorrow 00:00 UTC, 4 h apart per platform, in post order.
     if auto_slot and any(not post.get("schedule_at") for post in candidates):
         tomorrow = utcnow().replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
-        planner = await slots.planner(
+        planner = await slots.slot_planner(
             session=session,
             project_id=project_id,
             platforms=[post["platform"] for post in candidates],
@@ -217,8 +216,8 @@ async def schedule(
     recent = await quality_service.recent_posts(session, project_id=project_id)
     for post in candidates:
         text = f"{post.get('title') or ''} {post['caption']}".strip()
-        quality = score_post(
-            PostInput(
+        quality = quality_service.score_post(
+            quality_service.PostInput(
                 caption=post["caption"],
                 platforms=(post["platform"],),
                 title=post.get("title"),
@@ -316,7 +315,9 @@ async def schedule(
     )
 
 
-def _signals_for(judge: quality_service.BrandJudge, brand: BrandContext, platform: str, text: str) -> BrandSignals:
+def _signals_for(
+    judge: quality_service.BrandJudge, brand: BrandContext, platform: str, text: str
+) -> quality_service.BrandSignals:
     """The brand signals of one post: the brand's terms plus its platform override's avoid patterns."""
     signals = judge.signals(text)
     voice = brand.voice_for(platform)

@@ -18,11 +18,8 @@ from urllib.parse import urlsplit
 
 from toolhost.db.base import utcnow
 from toolhost.domains.approvals import service as approvals_service
-from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import service as distribution_service
-from toolhost.domains.distribution import slots
 from toolhost.domains.ideation import service as ideation_service
-from toolhost.domains.ideation import url_content
 from toolhost.domains.pipeline import service
 from toolhost.domains.pipeline.models import PipelineRun
 from toolhost.domains.pipeline.schemas import RunContentPipelineIn
@@ -79,13 +76,13 @@ class Outcome:
 async def run(*, ctx: ToolContext, args: RunContentPipelineIn) -> dict[str, Any]:
     """Runs the stages in order and returns run_content_pipeline's payload."""
     session = ctx.session
-    platforms = list(dict.fromkeys(accounts_service.canonical_platform(name) for name in args.platforms))
+    platforms = list(dict.fromkeys(distribution_service.canonical_platform(name) for name in args.platforms))
     plan_cost = pipeline_credits(args)
 
     # Guards, before anything is committed: account routing when scheduling, the budget for the plan itself.
     routed: dict[str, ConnectedAccount] = {}
     if args.schedules:
-        routed = await accounts_service.route(
+        routed = await distribution_service.route(
             session=session, project_id=ctx.project_id, platforms=platforms, account_ids=args.account_ids
         )
     if args.max_credits is not None and plan_cost > args.max_credits:
@@ -197,7 +194,7 @@ async def _research(ctx: ToolContext, outcome: Outcome, topic: str, source_url: 
         await ideation_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
         await ctx.commit()
         if source_url and not topic:
-            page = await url_content.extract(Fetcher(ctx.settings.fetch), source_url, "auto")
+            page = await ideation_service.extract(Fetcher(ctx.settings.fetch), source_url, "auto")
             topic = clean_topic(str(page.get("title") or ""))
     except ToolError as error:
         outcome.error("research", error.message)
@@ -230,7 +227,7 @@ async def _plan(
             days=args.days,
             start_date=None,
             brand_voice=None,
-            read_page=functools.partial(url_content.extract, Fetcher(ctx.settings.fetch), extract_type="auto"),
+            read_page=functools.partial(ideation_service.extract, Fetcher(ctx.settings.fetch), extract_type="auto"),
         )
     except ToolError as error:
         outcome.error("planning", error.message)
@@ -291,7 +288,7 @@ async def _schedule(
     max_credits or the balance runs out."""
     session = ctx.session
     tomorrow = utcnow().replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
-    planners: dict[int, slots.SlotPlanner] = {}
+    planners: dict[int, distribution_service.SlotPlanner] = {}
     results: dict[str, dict[str, Any]] = {}
     fetcher = Fetcher(ctx.settings.fetch)
     for post in approved:
@@ -306,7 +303,7 @@ async def _schedule(
             if day not in planners:
                 # Posts already created in this run are flushed rows, so the next day's planner avoids them.
                 await session.flush()
-                planners[day] = await slots.planner(
+                planners[day] = await distribution_service.slot_planner(
                     session=session,
                     project_id=ctx.project_id,
                     platforms=list(routed),

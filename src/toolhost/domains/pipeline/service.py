@@ -15,7 +15,7 @@ from toolhost.domains.analytics.models import PerformanceInsight
 from toolhost.domains.approvals import service as approvals_service
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.brand import service as brand_service
-from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.pipeline.models import PipelineRun
 from toolhost.domains.planning import authoring
 from toolhost.domains.planning import service as planning_service
@@ -46,9 +46,9 @@ async def readiness(
     """check_pipeline_readiness: credits, accounts, brand, pending approvals, insights; blockers and warnings."""
     available = await balance(session, account_id)
     estimated_cost = authoring.BASE_CREDITS + estimated_posts
-    usable = await accounts_service.list_for_project(session=session, project_id=project_id, include_all=False)
+    usable = await distribution_service.list_for_project(session=session, project_id=project_id, include_all=False)
     connected = {account.platform for account in usable}
-    targets = list(dict.fromkeys(accounts_service.canonical_platform(platform) for platform in platforms))
+    targets = list(dict.fromkeys(distribution_service.canonical_platform(platform) for platform in platforms))
     missing = [platform for platform in targets if platform not in connected]
     has_brand = await brand_service.get_active(session=session, project_id=project_id) is not None
     pending = int(
