@@ -23,7 +23,6 @@ from toolhost.domains.ideation import service as ideation_service
 from toolhost.domains.pipeline import service
 from toolhost.domains.pipeline.models import PipelineRun
 from toolhost.domains.pipeline.schemas import RunContentPipelineIn
-from toolhost.domains.planning import authoring
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality import service as quality_service
 from toolhost.platform.dates import iso
@@ -41,7 +40,7 @@ CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 def pipeline_credits(args: RunContentPipelineIn) -> int:
     """The declared cost: the plan (10, 13 with a source URL), nothing on a dry run; posts are charged as scheduled."""
-    return 0 if args.dry_run else authoring.plan_credits(args.source_url)
+    return 0 if args.dry_run else planning_service.plan_credits(args.source_url)
 
 
 def clean_topic(topic: str) -> str:
@@ -215,7 +214,7 @@ async def _plan(
     try:
         # plan_week reads, ends its unit of work, composes, and writes the plan last: a failure wrote nothing.
         context = await ideation_service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
-        plan = await authoring.plan_week(
+        plan = await planning_service.plan_week(
             session=ctx.session,
             settings=ctx.settings,
             project_id=ctx.project_id,

@@ -17,7 +17,6 @@ from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.pipeline.models import PipelineRun
-from toolhost.domains.planning import authoring
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.domains.quality import service as quality_service
@@ -45,7 +44,7 @@ async def readiness(
 ) -> dict[str, Any]:
     """check_pipeline_readiness: credits, accounts, brand, pending approvals, insights; blockers and warnings."""
     available = await balance(session, account_id)
-    estimated_cost = authoring.BASE_CREDITS + estimated_posts
+    estimated_cost = planning_service.BASE_CREDITS + estimated_posts
     usable = await distribution_service.list_for_project(session=session, project_id=project_id, include_all=False)
     connected = {account.platform for account in usable}
     targets = list(dict.fromkeys(distribution_service.canonical_platform(platform) for platform in platforms))
