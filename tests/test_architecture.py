@@ -31,9 +31,8 @@ PUBLIC_DOMAIN_MODULES = frozenset({"service", "models", "schemas"})
 # the piece goes). A new private import fails, and so does an entry that no longer occurs.
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        # Pure helpers shared as modules: metric reads, the slide layouts.
+        # Pure helpers shared as modules: metric reads.
         ("apps.service", "analytics.metrics"),
-        ("quality.visual", "content.layouts"),
         # The image composition (what a prompt puts on a frame) and the media-job runner, leaving
         # content/images.py and content/jobs.py (issue 13).
         ("video.motion", "content.images"),

@@ -14,6 +14,12 @@ from toolhost.config import Settings
 from toolhost.db.session import end_unit_of_work
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content import layouts
+
+# The slide layouts, which quality's visual gate predicts slides from.
+from toolhost.domains.content.layouts import LAYOUTS as LAYOUTS
+from toolhost.domains.content.layouts import layout_for as layout_for
+from toolhost.domains.content.layouts import line_count as line_count
+from toolhost.domains.content.layouts import slide_fields as slide_fields
 from toolhost.domains.content.models import ContentRecord
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers import platforms as social_platforms
