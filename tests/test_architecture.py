@@ -33,13 +33,6 @@ KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
         # Pure helpers shared as modules: metric reads.
         ("apps.service", "analytics.metrics"),
-        # The image composition (what a prompt puts on a frame) and the media-job runner, leaving
-        # content/images.py and content/jobs.py (issue 13).
-        ("video.motion", "content.images"),
-        ("video.generation_jobs", "content.jobs"),
-        ("video.hyperframes", "content.jobs"),
-        ("video.jobs", "content.jobs"),
-        ("video.generation_tools", "content.image_jobs"),
     }
 )
 

@@ -11,6 +11,7 @@ from toolhost.domains.content.job_schemas import (
     GenerateImageIn,
     GenerateImageOut,
 )
+from toolhost.domains.media import service as media_service
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import object_lookup, tool
@@ -39,7 +40,7 @@ async def generate_image(ctx: ToolContext, args: GenerateImageIn) -> GenerateIma
     model = image_jobs.select_model(ctx.settings, args.model)
     reference = None
     if args.image_url is not None:
-        reference = await image_jobs.resolve_reference(
+        reference = await media_service.resolve_image_reference(
             session=ctx.session,
             settings=ctx.settings,
             account_id=ctx.principal.account_id,

@@ -1,26 +1,22 @@
-"""Generated media on the platform's job machine (CATALOG.md §1.6/§1.15): cancel and status views, and media runners.
+"""Generated media on the platform's job machine (CATALOG.md §1.6/§1.15): cancelling a job and its status view.
 
 The machine itself (enqueue with the reservation, claim with a lease, heartbeat, time limits, guarded refunds)
-is `toolhost.platform.jobs`. What is particular to media lives here: a media runner renders a file, puts it
-in the media store with no transaction open, and records it (its media object and, for generated content,
-a content record) in the transaction that completes the job; a job cancelled meanwhile records nothing and
-its file is deleted again.
+is `toolhost.platform.jobs`; the runner of jobs whose output is a media file is the media service's
+`media_runner`.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.media import service as media_service
 from toolhost.platform import jobs as platform_jobs
-from toolhost.platform.jobs import Job, JobResult, JobRun, Runner
+from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, ValidationFailed
 
 if TYPE_CHECKING:
@@ -102,63 +98,3 @@ def status_view(settings: Settings, job: Job) -> dict[str, Any]:
         "model_delivered": delivered,
         "fallback_reason": output.get("fallback_reason"),
     }
-
-
-@dataclass(frozen=True, slots=True)
-class JobOutput:
-    """What a media renderer produced: one file for the media store, and what check_status reports about it."""
-
-    data: bytes
-    content_type: str
-    model: str
-    details: dict[str, Any] = field(default_factory=dict)
-    record_kind: str | None = None
-
-
-def media_runner(render: Callable[[JobRun], Awaitable[JobOutput]]) -> Runner:
-    """A job runner around a media renderer: the output's row commits, its file goes to the store, and the
-    completion makes it usable."""
-
-    async def run(job: JobRun) -> JobResult:
-        output = await render(job)
-        job.checkpoint()
-        stored = await media_service.put_job_output(
-            session_factory=job.session_factory,
-            settings=job.settings,
-            job_id=job.job_id,
-            account_id=job.account_id,
-            project_id=job.project_id,
-            data=output.data,
-            content_type=output.content_type,
-            kind=job.job_type,
-        )
-
-        async def record(session: AsyncSession) -> None:
-            await media_service.complete_job_output(session=session, key=stored.key)
-            if output.record_kind is not None:
-                session.add(
-                    ContentRecord(
-                        project_id=job.project_id,
-                        kind=output.record_kind,
-                        model=output.model,
-                        prompt=str(job.job_input.get("prompt") or ""),
-                        data={"job_id": str(job.job_id), "r2_key": stored.key, **output.details},
-                    )
-                )
-
-        async def discard() -> None:
-            try:
-                await media_service.discard_job_output(
-                    session_factory=job.session_factory, settings=job.settings, key=stored.key
-                )
-            except Exception:
-                # What is left awaits a completion that never comes; the retention sweep removes it.
-                logger.exception("could not delete the discarded output %s of job %s", stored.key, job.job_id)
-
-        return JobResult(
-            output={"primary": stored.key, "keys": [stored.key], "model": output.model, **output.details},
-            record=record,
-            discard=discard,
-        )
-
-    return run

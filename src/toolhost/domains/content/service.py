@@ -21,6 +21,8 @@ from toolhost.domains.content.layouts import layout_for as layout_for
 from toolhost.domains.content.layouts import line_count as line_count
 from toolhost.domains.content.layouts import slide_fields as slide_fields
 from toolhost.domains.content.models import ContentRecord
+from toolhost.domains.media import service as media_service
+from toolhost.platform.jobs import JobRun
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers import platforms as social_platforms
 from toolhost.providers.text import BUILTIN, provider_for, select_model, without_blocked_terms
@@ -375,3 +377,20 @@ async def carousel(
         },
     )
     return record, slides, resolved_style
+
+
+def generated_content(kind: str) -> media_service.OutputRecorder:
+    """What a generation job keeps beside its file: a content record of `kind` with its prompt, job and key."""
+
+    def record(session: AsyncSession, job: JobRun, output: media_service.JobOutput, key: str) -> None:
+        session.add(
+            ContentRecord(
+                project_id=job.project_id,
+                kind=kind,
+                model=output.model,
+                prompt=str(job.job_input.get("prompt") or ""),
+                data={"job_id": str(job.job_id), "r2_key": key, **output.details},
+            )
+        )
+
+    return record

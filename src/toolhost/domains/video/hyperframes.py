@@ -33,7 +33,6 @@ from urllib.parse import unquote
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import motion
 from toolhost.domains.video.blocks import BLOCKS, CATEGORIES
@@ -381,7 +380,7 @@ def _queued_frames(frames: queue.Queue[Image.Image | None]) -> Iterator[Image.Im
         yield frame
 
 
-async def run_hyperframes(run: JobRun) -> JobOutput:
+async def run_hyperframes(run: JobRun) -> media_service.JobOutput:
     """Renders a hyperframes_render job: Chromium screenshots of each seek(t), encoded to H.264 MP4."""
     binary = chromium_path(run.settings)
     if binary is None:
@@ -428,7 +427,7 @@ async def run_hyperframes(run: JobRun) -> JobOutput:
             data, codec = await encoding
         finally:
             await browser.close()
-    return JobOutput(
+    return media_service.JobOutput(
         data=data,
         content_type="video/mp4",
         model="chromium",
@@ -498,4 +497,4 @@ async def _open_page(run: JobRun, browser: DevTools, resources: Subresources, si
     return session
 
 
-JOB_TYPES = (JobType(name="hyperframes_render", run=media_runner(run_hyperframes)),)
+JOB_TYPES = (JobType(name="hyperframes_render", run=media_service.media_runner(run_hyperframes)),)
