@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -63,38 +63,46 @@ def _refunded(job: Job) -> int:
     return job.credits if job.billing_status == "refunded" else 0
 
 
-def status_view(settings: Settings, job: Job) -> dict[str, Any]:
-    """check_status's payload: state, progress, fresh signed URLs of the outputs, and the billing."""
+@dataclass(frozen=True, slots=True)
+class JobStatus:
+    """check_status's reading of a job: its outputs with fresh signed URLs once completed, the models asked
+    for and delivered, the message of a failure or cancellation, and where its credits went."""
+
+    job: Job
+    progress: int | None
+    primary_key: str | None
+    keys: list[str]
+    urls: list[str]
+    result_url: str | None
+    model_requested: str | None
+    model_delivered: str | None
+    fallback_reason: str | None
+    error: str | None
+    credits_reserved: int
+    credits_charged: int
+    credits_refunded: int
+
+
+def status(settings: Settings, job: Job) -> JobStatus:
+    """A job as check_status reports it."""
     output = job.output or {}
     keys = [str(key) for key in output.get("keys") or ([output["primary"]] if output.get("primary") else [])]
     primary = output.get("primary") if job.status == "completed" else None
     if job.status != "completed":
         keys = []
-    urls = [media_service.signed_url(settings, key) for key in keys]
-    requested = (job.input or {}).get("model")
-    delivered = output.get("model") if job.status == "completed" else None
     error = FAILED_MESSAGE if job.status == "failed" else CANCELLED_MESSAGE if job.status == "cancelled" else None
-    reserved = job.credits if job.billing_status in ("reserved", "charged", "refunded") else 0
-    return {
-        "job_id": str(job.id),
-        "job_type": job.job_type,
-        "model": delivered or requested,
-        "status": job.status,
-        "progress": None if job.status == "pending" else job.progress,
-        "result_url": media_service.signed_url(settings, primary) if primary else None,
-        "r2_key": primary,
-        "all_urls": urls,
-        "r2_keys": keys,
-        "error": error,
-        "credits_cost": job.credits,
-        "credits_reserved": reserved,
-        "credits_charged": job.credits if job.billing_status == "charged" else 0,
-        "credits_refunded": _refunded(job),
-        "billing_status": job.billing_status,
-        "failure_reason": job.failure_reason,
-        "created_at": job.created_at.isoformat(),
-        "completed_at": job.completed_at.isoformat() if job.completed_at else None,
-        "model_requested": requested,
-        "model_delivered": delivered,
-        "fallback_reason": output.get("fallback_reason"),
-    }
+    return JobStatus(
+        job=job,
+        progress=None if job.status == "pending" else job.progress,
+        primary_key=primary,
+        keys=keys,
+        urls=[media_service.signed_url(settings, key) for key in keys],
+        result_url=media_service.signed_url(settings, primary) if primary else None,
+        model_requested=(job.input or {}).get("model"),
+        model_delivered=output.get("model") if job.status == "completed" else None,
+        fallback_reason=output.get("fallback_reason"),
+        error=error,
+        credits_reserved=job.credits if job.billing_status in ("reserved", "charged", "refunded") else 0,
+        credits_charged=job.credits if job.billing_status == "charged" else 0,
+        credits_refunded=_refunded(job),
+    )
