@@ -25,6 +25,7 @@ from toolhost.domains.distribution.accounts import list_for_project as list_for_
 from toolhost.domains.distribution.accounts import route as route
 from toolhost.domains.distribution.accounts import session_of as session_of
 from toolhost.domains.distribution.accounts import store_refreshed as store_refreshed
+from toolhost.domains.distribution.idempotency import ScheduledPlanPost as ScheduledPlanPost
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.domains.distribution.slots import SlotPlanner as SlotPlanner
 from toolhost.domains.distribution.slots import slot_planner as slot_planner
@@ -129,14 +130,12 @@ def _plan_post_fingerprint(key: str) -> str:
     return idempotency.request_hash({"key": key})
 
 
-async def previous_plan_post(
-    *, session: AsyncSession, project_id: uuid.UUID, key: str
-) -> idempotency.ScheduledPlanPost | None:
+async def previous_plan_post(*, session: AsyncSession, project_id: uuid.UUID, key: str) -> ScheduledPlanPost | None:
     """The plan post already scheduled under this key in the last 7 days, or None."""
     previous = await idempotency.replay(
         session=session, project_id=project_id, key=key, fingerprint=_plan_post_fingerprint(key)
     )
-    return idempotency.ScheduledPlanPost.from_document(previous) if previous is not None else None
+    return ScheduledPlanPost.from_document(previous) if previous is not None else None
 
 
 async def schedule_plan_post(
@@ -153,7 +152,7 @@ async def schedule_plan_post(
     schedule_at: str,
     key: str,
     plan_id: uuid.UUID | None,
-) -> idempotency.ScheduledPlanPost:
+) -> ScheduledPlanPost:
     """One plan post (as the plan stores it) scheduled as schedule_post would, 1 credit, in a savepoint.
 
     The result is remembered under `key` (see previous_plan_post). schedule_content_plan and
@@ -210,7 +209,7 @@ async def schedule_plan_post(
             ),
         )
         row, job = created[platform]
-        result = idempotency.ScheduledPlanPost(
+        result = ScheduledPlanPost(
             plan_post_id=post.get("id"),
             platform=platform,
             post_id=row.id,
