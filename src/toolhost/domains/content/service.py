@@ -216,7 +216,10 @@ def _storyboard_brand(brand_context: str | None, brand: BrandContext) -> tuple[B
 
 def normalize_storyboard(board: dict[str, Any], *, duration: float, scenes: int) -> dict[str, Any]:
     """Enforces the storyboard rules whatever the provider wrote: frame count, exact durations, shot variety,
-    the character description repeated word for word in each image prompt, and no on-screen text."""
+    the character description repeated word for word in each image prompt, and no on-screen text.
+
+    A storyboard is the provider's JSON document (the record stores it, the tool returns it); fields this does
+    not know pass through."""
     frames = list(board.get("frames") or [])[:scenes]
     while len(frames) < scenes:
         frames.append({"caption": "", "voiceover": "", "imagePrompt": "", "videoPrompt": "", "notes": ""})

@@ -20,7 +20,6 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import service, slots
 from toolhost.domains.distribution.accounts import canonical_platform
 from toolhost.domains.distribution.models import Post
-from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality import service as quality_service
 from toolhost.platform.dates import iso
@@ -36,16 +35,6 @@ if TYPE_CHECKING:
 DEFAULT_THRESHOLD = 26
 OVERLAY_FIELDS = ("caption", "title", "platform", "media_url", "schedule_at", "hashtags")
 GIVEN_TIME = "_given_schedule_at"
-
-
-def no_upfront_debit(args: ScheduleContentPlanIn) -> int:
-    """schedule_content_plan debits 1 credit per post it actually schedules, inside the handler."""
-    return 0
-
-
-def inline_post_count(args: ScheduleContentPlanIn) -> int:
-    """Posts of an inline plan (the units an operator's cost override multiplies)."""
-    return len(args.plan.posts) if args.plan else 0
 
 
 def post_key(
@@ -64,6 +53,8 @@ def post_key(
     return "plan-" + hashlib.sha256(":".join(parts).encode()).hexdigest()[:48]
 
 
+# A post's result is a JSON document: the plan keeps it as the post's `schedule_result` and the tool returns it
+# as given, beside the plan posts it reports in a dry run (free-form: whatever fields the plan's posts have).
 def _failure(post: dict[str, Any], error: str, kind: str, *, retryable: bool = False) -> dict[str, Any]:
     return {
         "id": post.get("id"),

@@ -70,6 +70,8 @@ async def get(session: AsyncSession, *, plan_id: str, project_id: uuid.UUID) -> 
     return plan
 
 
+# A plan is a JSON document (the catalogue's plan shape, plus whatever fields a caller's posts carry); its posts
+# stay dicts so save_content_plan keeps every field it was given.
 def _normalized_posts(posts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     normalized = []
     for index, post in enumerate(posts, start=1):

@@ -264,7 +264,7 @@ class DevTools:
     async def send(
         self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None
     ) -> dict[str, Any]:
-        """Sends a command and waits for its result; a protocol error raises RuntimeError."""
+        """Sends a command and waits for its result (DevTools protocol JSON); a protocol error raises RuntimeError."""
         self.next_id += 1
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
         if session is not None:
