@@ -33,31 +33,8 @@ PUBLIC_DOMAIN_MODULES = frozenset({"service", "models", "schemas"})
 # the piece goes). A new private import fails, and so does an entry that no longer occurs.
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        # Connected accounts: distribution's second service module, to be reached through distribution's service.
-        ("analytics.refresh", "distribution.accounts"),
-        ("analytics.service", "distribution.accounts"),
-        ("analytics.youtube", "distribution.accounts"),
-        ("autopilot.runner", "distribution.accounts"),
-        ("comments.service", "distribution.accounts"),
-        ("ideation.youtube", "distribution.accounts"),
-        ("pipeline.runner", "distribution.accounts"),
-        ("pipeline.service", "distribution.accounts"),
-        ("pipeline.runner", "distribution.slots"),
-        # Pure helpers shared as modules: metric reads, the post scorer, the slide layouts, the plan composer.
+        # Pure helpers shared as modules: metric reads.
         ("apps.service", "analytics.metrics"),
-        ("distribution.plans", "quality.scoring"),
-        ("quality.visual", "content.layouts"),
-        ("ideation.tools", "planning.authoring"),
-        ("pipeline.runner", "planning.authoring"),
-        ("pipeline.service", "planning.authoring"),
-        ("pipeline.runner", "ideation.url_content"),
-        # The image composition (what a prompt puts on a frame) and the media-job runner, leaving
-        # content/images.py and content/jobs.py (issue 13).
-        ("video.motion", "content.images"),
-        ("video.generation_jobs", "content.jobs"),
-        ("video.hyperframes", "content.jobs"),
-        ("video.jobs", "content.jobs"),
-        ("video.generation_tools", "content.image_jobs"),
     }
 )
 

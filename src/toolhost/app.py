@@ -18,7 +18,7 @@ from toolhost.catalog import JOB_TYPES, POLLERS, build_registry
 from toolhost.config import Settings, load_settings
 from toolhost.domains.apps.routes import routes as apps_routes
 from toolhost.domains.discovery.routes import routes as discovery_routes
-from toolhost.domains.distribution import service as distribution_service
+from toolhost.domains.distribution import dispatcher as distribution_dispatcher
 from toolhost.domains.distribution.routes import routes as distribution_routes
 from toolhost.domains.media.routes import routes as media_routes
 from toolhost.domains.skills.routes import routes as skills_routes
@@ -72,7 +72,7 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
         routes=[
             *rest_routes(platform),
             *oauth_routes(platform),
-            *metrics_routes(platform, gauges=[job_queue, distribution_service.publish_gauges]),
+            *metrics_routes(platform, gauges=[job_queue, distribution_dispatcher.publish_gauges]),
             *signin_routes(platform),
             Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
             *media_routes,

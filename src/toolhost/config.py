@@ -1,4 +1,8 @@
-"""Settings: one object, built once from the environment (prefix TOOLHOST_) and passed in."""
+"""Settings: one object, built once from the environment (prefix TOOLHOST_) and passed in.
+
+Kept as one module past 500 lines on purpose: it is the list of every setting an operator can give, each group
+with its fields documented and checked, and the one place an operator or a reader looks for them.
+"""
 
 from __future__ import annotations
 

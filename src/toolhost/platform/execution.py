@@ -1,4 +1,8 @@
-"""execute(): the only way any tool runs, for REST, MCP and CLI alike (ARCHITECTURE.md)."""
+"""execute(): the only way any tool runs, for REST, MCP and CLI alike (ARCHITECTURE.md).
+
+Kept as one module past 500 lines on purpose: the steps of a call (lookup, scope, validation, policy, project,
+limits, idempotency, hold, handler, settlement, observation) are one path in one order, read top to bottom.
+"""
 
 from __future__ import annotations
 

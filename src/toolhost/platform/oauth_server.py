@@ -10,6 +10,9 @@ SQLAlchemy session that SQLAlchemy drives over the async driver, on the event lo
 request around that session. The caller commits what a successful answer wrote; a detected replay (a used
 code, a rotated refresh token) revokes the grant and commits that at once, before the error answer, and an
 exchanged code is spent (committed) before anything else is checked, so a failed exchange cannot be retried.
+
+Kept as one module past 500 lines on purpose: the grants, endpoints and the server are Authlib's hooks of one
+server object, built per request and calling each other through it; what is not Authlib's is in `oauth_records`.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from tests.providers.text.brands import BRANDS
 from toolhost.catalog import POLLERS
 from toolhost.domains.media import retention
 from toolhost.domains.media import service as media_service
+from toolhost.domains.media import storage as media_storage
 from toolhost.domains.media.models import MediaObject
 from toolhost.platform.jobs import Job
 from toolhost.platform.runtime import Platform
@@ -41,7 +42,7 @@ async def stored_keys(platform: Platform) -> set[str]:
 async def completed_job_output(platform: Platform, tenant: Tenant) -> str:
     key = await job_output(platform, tenant, status="completed", hours_old=0)
     async with platform.session_factory() as session, session.begin():
-        await media_service.complete_job_output(session=session, key=key)
+        await media_storage.complete_job_output(session=session, key=key)
     return key
 
 
@@ -99,7 +100,7 @@ def backdate(platform: Platform, key: str, *, hours_old: float) -> None:
 
 async def orphan(platform: Platform, tenant: Tenant, *, hours_old: float) -> str:
     """A file in the store that no row names (its row went and the store's deletion failed), of that age."""
-    key = media_service.new_key(
+    key = media_storage.new_key(
         project_id=tenant.project_id, account_id=tenant.account_id, kind="image", content_type="image/png"
     )
     await media_service.store(platform.settings).put(key, png_bytes())
@@ -142,7 +143,7 @@ async def job_output(platform: Platform, tenant: Tenant, *, status: str, hours_o
             output={},
         )
         session.add(job)
-    stored = await media_service.put_job_output(
+    stored = await media_storage.put_job_output(
         session_factory=platform.session_factory,
         settings=platform.settings,
         job_id=job.id,

@@ -18,6 +18,7 @@ from tests.domains.distribution.test_connectors import connect, png_bytes, uploa
 from toolhost.config import MediaSettings, Settings
 from toolhost.domains.media import retention
 from toolhost.domains.media import service as media_service
+from toolhost.domains.media import storage as media_storage
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
 
@@ -109,7 +110,7 @@ async def test_objects_no_row_names_are_swept_from_the_bucket_once_past_the_grac
 ) -> None:
     named = await upload(tenant, png_bytes(), "image/png")
     # Its row went and the store's deletion failed: a file no row names.
-    orphaned = media_service.new_key(
+    orphaned = media_storage.new_key(
         project_id=tenant.project_id, account_id=tenant.account_id, kind="image", content_type="image/png"
     )
     await media_service.store(platform.settings).put(orphaned, png_bytes())

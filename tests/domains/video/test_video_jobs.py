@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.config import Settings
+from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.media.models import MediaObject
 from toolhost.domains.video import motion
 from toolhost.platform import jobs
@@ -96,6 +97,13 @@ async def test_a_video_job_completes_with_a_signed_url_serving_an_h264_mp4_at_30
         assert abs(container.duration / av.time_base - 3.0) < 0.1
         assert not container.streams.audio
     assert await balance(platform, tenant) == before - 16
+    async with platform.session_factory() as session:
+        query = select(ContentRecord).where(ContentRecord.project_id == tenant.project_id)
+        records = list(await session.scalars(query))
+    assert [(record.kind, record.model) for record in records] == [("video", "builtin")]
+    data = records[0].data
+    assert data is not None and data["job_id"] == queued["jobId"] and data["r2_key"] == done["r2_key"]
+    assert records[0].prompt.startswith("Launch day")
 
 
 async def test_the_cost_is_ten_plus_two_per_started_second(tenant: Tenant) -> None:

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.config import Settings
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import insights, metrics
-from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import service as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.jobs import JobFailed, JobPolicy, JobResult, JobRun, JobType

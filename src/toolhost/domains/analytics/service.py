@@ -23,7 +23,7 @@ from toolhost.domains.analytics.metrics import PostMetrics
 from toolhost.domains.analytics.models import PerformanceInsight
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.brand.models import BrandProfileVersion
-from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import service as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.platform.dates import iso
 from toolhost.providers.text import analysis

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from sqlalchemy import select
 
 from toolhost.domains.analytics.schemas import FetchYoutubeAnalyticsIn, FetchYoutubeAnalyticsOut
-from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import service as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform.context import ToolContext
 from toolhost.platform.results import ValidationFailed

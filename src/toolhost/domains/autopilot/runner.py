@@ -29,7 +29,7 @@ from toolhost.config import Settings
 from toolhost.db.base import utcnow
 from toolhost.domains.autopilot import schedule, service
 from toolhost.domains.autopilot.models import AutopilotConfig, AutopilotRun
-from toolhost.domains.distribution import accounts as distribution_accounts
+from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.recipes import service as recipes_service
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import Principal
@@ -281,7 +281,7 @@ async def _platforms(run: JobRun, claimed: Claimed) -> list[str]:
     if claimed.platforms:
         return claimed.platforms
     async with run.session_factory() as session:
-        usable = await distribution_accounts.list_for_project(
+        usable = await distribution_service.list_for_project(
             session=session, project_id=uuid.UUID(claimed.project_id), include_all=False
         )
     connected = {account.platform for account in usable}

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.session import end_unit_of_work
-from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import service as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, ConnectorEvent, Post
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.connectors.base import (

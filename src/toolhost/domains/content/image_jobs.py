@@ -1,4 +1,4 @@
-"""generate_image: checking a request at enqueue, and the `image` job runner of the builtin model."""
+"""generate_image: the model chosen at enqueue, and the `image` job runner of the builtin model."""
 
 from __future__ import annotations
 
@@ -6,15 +6,12 @@ import asyncio
 import io
 import logging
 import uuid
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PIL import Image
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.domains.brand import service as brand_service
-from toolhost.domains.content import images, slides
-from toolhost.domains.content.jobs import JobOutput, media_runner
+from toolhost.domains.content import images, service, slides
 from toolhost.domains.media import service as media_service
 from toolhost.platform.jobs import JobRun, JobType
 from toolhost.platform.results import ToolError, ValidationFailed
@@ -46,42 +43,6 @@ def select_model(settings: Settings, requested: str | None) -> str:
     return BUILTIN
 
 
-async def resolve_reference(
-    *,
-    session: AsyncSession,
-    settings: Settings,
-    account_id: uuid.UUID,
-    accessible_project_ids: Sequence[uuid.UUID],
-    image_url: str,
-) -> dict[str, str]:
-    """Where the reference image comes from: a media key the caller may use, or an external URL that passes §1.14."""
-    value = image_url.strip()
-    key = None
-    if not value.lower().startswith(("http://", "https://")):
-        key = media_service.strip_scheme(value)
-    else:
-        key = media_service.own_media_key(settings, value)
-    if key is not None:
-        media = await media_service.find(
-            session=session, key=key, account_id=account_id, accessible_project_ids=accessible_project_ids
-        )
-        if not media.content_type.startswith("image/"):
-            raise ValidationFailed(
-                f"the reference {media.key} is {media.content_type}, not an image",
-                field_errors=[{"path": "image_url", "message": "not an image"}],
-            )
-        return {"key": media.key}
-    await Fetcher(settings.fetch).check_url(value)
-    return {"url": value}
-
-
-async def _read_reference(run: JobRun, reference: dict[str, str]) -> bytes:
-    if "key" in reference:
-        return await media_service.store(run.settings).read(reference["key"])
-    response = await Fetcher(run.settings.fetch).get(reference["url"], max_bytes=run.settings.media.max_fetch_bytes)
-    return response.ensure_success().content
-
-
 async def _logo(run: JobRun, logo_url: Any, project_id: uuid.UUID | None = None) -> Image.Image | None:
     """The profile's logo as pixels, best effort: an unreadable or vector logo falls back to the wordmark.
 
@@ -111,7 +72,7 @@ async def _logo(run: JobRun, logo_url: Any, project_id: uuid.UUID | None = None)
         return None
 
 
-async def run(job: JobRun) -> JobOutput:
+async def run(job: JobRun) -> media_service.JobOutput:
     """Renders an `image` job with the builtin model: brand look, reference image, PNG at the catalogue size."""
     if job.job_input.get("slide") is not None:
         return await run_slide(job)
@@ -122,7 +83,7 @@ async def run(job: JobRun) -> JobOutput:
     await job.report(10)
     reference = None
     if job.job_input.get("reference"):
-        data = await _read_reference(job, job.job_input["reference"])
+        data = await media_service.read_reference(job.settings, job.job_input["reference"])
         reference = await asyncio.to_thread(graphics.open_reference, data)
     logo = await _logo(job, ((runtime or {}).get("visual") or {}).get("logoUrl"))
     await job.report(30)
@@ -132,16 +93,16 @@ async def run(job: JobRun) -> JobOutput:
     )
     await job.report(90)
     width, height = Image.open(io.BytesIO(png)).size
-    return JobOutput(
+    return media_service.JobOutput(
         data=png,
         content_type="image/png",
         model=BUILTIN,
         details={"width": width, "height": height, "aspect_ratio": aspect_ratio},
-        record_kind="image",
+        also_record=service.generated_content("image"),
     )
 
 
-async def run_slide(job: JobRun) -> JobOutput:
+async def run_slide(job: JobRun) -> media_service.JobOutput:
     """Renders one create_carousel slide: typeset in its visual-gate layout, in the brand of `brand_project_id`."""
     spec = job.job_input
     brand_project = uuid.UUID(str(spec.get("brand_project_id") or job.project_id))
@@ -170,7 +131,7 @@ async def run_slide(job: JobRun) -> JobOutput:
     )
     await job.report(90)
     width, height = Image.open(io.BytesIO(png)).size
-    return JobOutput(
+    return media_service.JobOutput(
         data=png,
         content_type="image/png",
         model=BUILTIN,
@@ -188,4 +149,4 @@ async def run_slide(job: JobRun) -> JobOutput:
 
 
 # Carousel slides are image jobs too: `run` hands a job with a slide to run_slide.
-JOB_TYPES = (JobType(name="image", run=media_runner(run)),)
+JOB_TYPES = (JobType(name="image", run=media_service.media_runner(run)),)

@@ -11,6 +11,7 @@ from toolhost.domains.content.job_schemas import (
     GenerateImageIn,
     GenerateImageOut,
 )
+from toolhost.domains.media import service as media_service
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import object_lookup, tool
@@ -39,7 +40,7 @@ async def generate_image(ctx: ToolContext, args: GenerateImageIn) -> GenerateIma
     model = image_jobs.select_model(ctx.settings, args.model)
     reference = None
     if args.image_url is not None:
-        reference = await image_jobs.resolve_reference(
+        reference = await media_service.resolve_image_reference(
             session=ctx.session,
             settings=ctx.settings,
             account_id=ctx.principal.account_id,
@@ -90,20 +91,44 @@ async def check_status(ctx: ToolContext, args: CheckStatusIn) -> CheckStatusOut:
     cheap: it counts 0.2 towards the hourly limit.
     """
     job = await platform_jobs.get(ctx.session, job_id=args.job_id, project_id=ctx.project_id)
-    view = jobs.status_view(ctx.settings, job)
+    view = jobs.status(ctx.settings, job)
+    job_id = str(job.id)
+    model = view.model_delivered or view.model_requested
+    created_at = job.created_at.isoformat()
+    completed_at = job.completed_at.isoformat() if job.completed_at else None
     return CheckStatusOut(
-        **view,
-        id=view["job_id"],
-        jobId=view["job_id"],
-        jobType=view["job_type"],
-        resultUrl=view["result_url"],
-        credits=view["credits_cost"],
-        error_message=view["error"],
-        createdAt=view["created_at"],
-        completedAt=view["completed_at"],
-        modelRequested=view["model_requested"],
-        modelDelivered=view["model_delivered"],
-        fallbackReason=view["fallback_reason"],
+        job_id=job_id,
+        job_type=job.job_type,
+        model=model,
+        status=job.status,
+        progress=view.progress,
+        result_url=view.result_url,
+        r2_key=view.primary_key,
+        all_urls=view.urls,
+        r2_keys=view.keys,
+        error=view.error,
+        credits_cost=job.credits,
+        credits_reserved=view.credits_reserved,
+        credits_charged=view.credits_charged,
+        credits_refunded=view.credits_refunded,
+        billing_status=job.billing_status,
+        failure_reason=job.failure_reason,
+        created_at=created_at,
+        completed_at=completed_at,
+        model_requested=view.model_requested,
+        model_delivered=view.model_delivered,
+        fallback_reason=view.fallback_reason,
+        id=job_id,
+        jobId=job_id,
+        jobType=job.job_type,
+        resultUrl=view.result_url,
+        credits=job.credits,
+        error_message=view.error,
+        createdAt=created_at,
+        completedAt=completed_at,
+        modelRequested=view.model_requested,
+        modelDelivered=view.model_delivered,
+        fallbackReason=view.fallback_reason,
     )
 
 

@@ -1,26 +1,22 @@
-"""Generated media on the platform's job machine (CATALOG.md §1.6/§1.15): cancel and status views, and media runners.
+"""Generated media on the platform's job machine (CATALOG.md §1.6/§1.15): cancelling a job and its status view.
 
 The machine itself (enqueue with the reservation, claim with a lease, heartbeat, time limits, guarded refunds)
-is `toolhost.platform.jobs`. What is particular to media lives here: a media runner renders a file, puts it
-in the media store with no transaction open, and records it (its media object and, for generated content,
-a content record) in the transaction that completes the job; a job cancelled meanwhile records nothing and
-its file is deleted again.
+is `toolhost.platform.jobs`; the runner of jobs whose output is a media file is the media service's
+`media_runner`.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.media import service as media_service
 from toolhost.platform import jobs as platform_jobs
-from toolhost.platform.jobs import Job, JobResult, JobRun, Runner
+from toolhost.platform.jobs import Job
 from toolhost.platform.results import Conflict, ValidationFailed
 
 if TYPE_CHECKING:
@@ -67,98 +63,46 @@ def _refunded(job: Job) -> int:
     return job.credits if job.billing_status == "refunded" else 0
 
 
-def status_view(settings: Settings, job: Job) -> dict[str, Any]:
-    """check_status's payload: state, progress, fresh signed URLs of the outputs, and the billing."""
+@dataclass(frozen=True, slots=True)
+class JobStatus:
+    """check_status's reading of a job: its outputs with fresh signed URLs once completed, the models asked
+    for and delivered, the message of a failure or cancellation, and where its credits went."""
+
+    job: Job
+    progress: int | None
+    primary_key: str | None
+    keys: list[str]
+    urls: list[str]
+    result_url: str | None
+    model_requested: str | None
+    model_delivered: str | None
+    fallback_reason: str | None
+    error: str | None
+    credits_reserved: int
+    credits_charged: int
+    credits_refunded: int
+
+
+def status(settings: Settings, job: Job) -> JobStatus:
+    """A job as check_status reports it."""
     output = job.output or {}
     keys = [str(key) for key in output.get("keys") or ([output["primary"]] if output.get("primary") else [])]
     primary = output.get("primary") if job.status == "completed" else None
     if job.status != "completed":
         keys = []
-    urls = [media_service.signed_url(settings, key) for key in keys]
-    requested = (job.input or {}).get("model")
-    delivered = output.get("model") if job.status == "completed" else None
     error = FAILED_MESSAGE if job.status == "failed" else CANCELLED_MESSAGE if job.status == "cancelled" else None
-    reserved = job.credits if job.billing_status in ("reserved", "charged", "refunded") else 0
-    return {
-        "job_id": str(job.id),
-        "job_type": job.job_type,
-        "model": delivered or requested,
-        "status": job.status,
-        "progress": None if job.status == "pending" else job.progress,
-        "result_url": media_service.signed_url(settings, primary) if primary else None,
-        "r2_key": primary,
-        "all_urls": urls,
-        "r2_keys": keys,
-        "error": error,
-        "credits_cost": job.credits,
-        "credits_reserved": reserved,
-        "credits_charged": job.credits if job.billing_status == "charged" else 0,
-        "credits_refunded": _refunded(job),
-        "billing_status": job.billing_status,
-        "failure_reason": job.failure_reason,
-        "created_at": job.created_at.isoformat(),
-        "completed_at": job.completed_at.isoformat() if job.completed_at else None,
-        "model_requested": requested,
-        "model_delivered": delivered,
-        "fallback_reason": output.get("fallback_reason"),
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class JobOutput:
-    """What a media renderer produced: one file for the media store, and what check_status reports about it."""
-
-    data: bytes
-    content_type: str
-    model: str
-    details: dict[str, Any] = field(default_factory=dict)
-    record_kind: str | None = None
-
-
-def media_runner(render: Callable[[JobRun], Awaitable[JobOutput]]) -> Runner:
-    """A job runner around a media renderer: the output's row commits, its file goes to the store, and the
-    completion makes it usable."""
-
-    async def run(job: JobRun) -> JobResult:
-        output = await render(job)
-        job.checkpoint()
-        stored = await media_service.put_job_output(
-            session_factory=job.session_factory,
-            settings=job.settings,
-            job_id=job.job_id,
-            account_id=job.account_id,
-            project_id=job.project_id,
-            data=output.data,
-            content_type=output.content_type,
-            kind=job.job_type,
-        )
-
-        async def record(session: AsyncSession) -> None:
-            await media_service.complete_job_output(session=session, key=stored.key)
-            if output.record_kind is not None:
-                session.add(
-                    ContentRecord(
-                        project_id=job.project_id,
-                        kind=output.record_kind,
-                        model=output.model,
-                        prompt=str(job.job_input.get("prompt") or ""),
-                        data={"job_id": str(job.job_id), "r2_key": stored.key, **output.details},
-                    )
-                )
-
-        async def discard() -> None:
-            try:
-                await media_service.discard_job_output(
-                    session_factory=job.session_factory, settings=job.settings, key=stored.key
-                )
-            except Exception:
-                # What is left awaits a completion that never comes; the retention sweep removes it.
-                logger.exception("could not delete the discarded output %s of job %s", stored.key, job.job_id)
-
-        return JobResult(
-            output={"primary": stored.key, "keys": [stored.key], "model": output.model, **output.details},
-            record=record,
-            discard=discard,
-        )
-
-    return run
+    return JobStatus(
+        job=job,
+        progress=None if job.status == "pending" else job.progress,
+        primary_key=primary,
+        keys=keys,
+        urls=[media_service.signed_url(settings, key) for key in keys],
+        result_url=media_service.signed_url(settings, primary) if primary else None,
+        model_requested=(job.input or {}).get("model"),
+        model_delivered=output.get("model") if job.status == "completed" else None,
+        fallback_reason=output.get("fallback_reason"),
+        error=error,
+        credits_reserved=job.credits if job.billing_status in ("reserved", "charged", "refunded") else 0,
+        credits_charged=job.credits if job.billing_status == "charged" else 0,
+        credits_refunded=_refunded(job),
+    )

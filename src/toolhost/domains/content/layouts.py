@@ -46,7 +46,7 @@ class FieldSpec:
     uppercase: bool = False
 
     def as_constraints(self) -> dict[str, Any]:
-        """visual_gate_constraints' shape of this field."""
+        """visual_gate_constraints' shape of this field (JSON, its optional keys present only when true)."""
         shown: dict[str, Any] = {
             "fontSize": self.font_size,
             "effectiveWidthPx": self.width_px,

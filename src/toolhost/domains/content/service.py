@@ -14,7 +14,15 @@ from toolhost.config import Settings
 from toolhost.db.session import end_unit_of_work
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content import layouts
+
+# The slide layouts, which quality's visual gate predicts slides from.
+from toolhost.domains.content.layouts import LAYOUTS as LAYOUTS
+from toolhost.domains.content.layouts import layout_for as layout_for
+from toolhost.domains.content.layouts import line_count as line_count
+from toolhost.domains.content.layouts import slide_fields as slide_fields
 from toolhost.domains.content.models import ContentRecord
+from toolhost.domains.media import service as media_service
+from toolhost.platform.jobs import JobRun
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers import platforms as social_platforms
 from toolhost.providers.text import BUILTIN, provider_for, select_model, without_blocked_terms
@@ -208,7 +216,10 @@ def _storyboard_brand(brand_context: str | None, brand: BrandContext) -> tuple[B
 
 def normalize_storyboard(board: dict[str, Any], *, duration: float, scenes: int) -> dict[str, Any]:
     """Enforces the storyboard rules whatever the provider wrote: frame count, exact durations, shot variety,
-    the character description repeated word for word in each image prompt, and no on-screen text."""
+    the character description repeated word for word in each image prompt, and no on-screen text.
+
+    A storyboard is the provider's JSON document (the record stores it, the tool returns it); fields this does
+    not know pass through."""
     frames = list(board.get("frames") or [])[:scenes]
     while len(frames) < scenes:
         frames.append({"caption": "", "voiceover": "", "imagePrompt": "", "videoPrompt": "", "notes": ""})
@@ -369,3 +380,20 @@ async def carousel(
         },
     )
     return record, slides, resolved_style
+
+
+def generated_content(kind: str) -> media_service.OutputRecorder:
+    """What a generation job keeps beside its file: a content record of `kind` with its prompt, job and key."""
+
+    def record(session: AsyncSession, job: JobRun, output: media_service.JobOutput, key: str) -> None:
+        session.add(
+            ContentRecord(
+                project_id=job.project_id,
+                kind=kind,
+                model=output.model,
+                prompt=str(job.job_input.get("prompt") or ""),
+                data={"job_id": str(job.job_id), "r2_key": key, **output.details},
+            )
+        )
+
+    return record

@@ -83,6 +83,7 @@ def session_of(
                 .execution_options(synchronize_session=False)
             )
 
+    # Token material is each connector's own JSON (access and refresh tokens, app passwords...).
     async def reload() -> dict[str, Any]:
         async with session_factory() as session:
             sealed = await session.scalar(select(ConnectedAccount.secret).where(ConnectedAccount.id == account_id))
@@ -94,7 +95,7 @@ def session_of(
 
 def refreshed_values(refreshed: AccountSession, vault: TokenVault) -> dict[str, Any]:
     """The columns a refresh changes: the sealed tokens and, for an account that lives as long as its token
-    (Meta's renewed long-lived tokens), the new expiry."""
+    (Meta's renewed long-lived tokens), the new expiry; by column name, as an UPDATE's values take them."""
     values: dict[str, Any] = {"secret": vault.seal(refreshed.secrets), "updated_at": utcnow()}
     if refreshed.expires_at is not None:
         values["expires_at"] = refreshed.expires_at
@@ -239,6 +240,7 @@ async def projects_with_usable_accounts(
     return {account.project_id for account in await session.scalars(query) if is_usable(account)}
 
 
+# The accounts to choose from, in a validation_error's JSON details.
 def _candidates(accounts: Sequence[ConnectedAccount]) -> list[dict[str, Any]]:
     return [
         {

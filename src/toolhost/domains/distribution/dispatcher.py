@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import exists, func, select, update
@@ -28,6 +29,7 @@ from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.domains.media import service as media_service
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform.jobs import Job, JobFailed, JobPolicy, JobResult, JobRun, JobType, RetryLater
+from toolhost.platform.observability import GaugeReading
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.connectors.base import (
     AccountSession,
@@ -260,3 +262,28 @@ async def complete_plan_if_done(session: AsyncSession, plan_id: uuid.UUID) -> No
 
 
 JOB_TYPES = (JobType(name="publish", run=publish, policy=publish_policy, on_claim=mark_publishing, settle=settle),)
+
+
+async def publish_gauges(session: AsyncSession, now: datetime) -> list[GaugeReading]:
+    """Publishing for /metrics: how late the most overdue unpublished post is, and how many are overdue.
+
+    A post is due at its scheduled time (its creation for "publish now") and overdue until it is published,
+    fails or is cancelled; retries after connector failures keep it overdue. The lag rises when no worker runs,
+    when workers cannot keep up, and while a connector keeps failing: what an operator is paged for.
+    """
+    due_time = func.coalesce(Post.scheduled_at, Post.created_at, type_=Post.created_at.type)
+    count, oldest = (
+        await session.execute(
+            select(func.count(), func.min(due_time, type_=Post.created_at.type)).where(
+                Post.status.in_(OPEN_STATUSES), due_time <= now
+            )
+        )
+    ).one()
+    return [
+        GaugeReading(
+            "toolhost_publish_lag_seconds",
+            "Seconds since the due time of the most overdue post not yet published (0 when none is overdue).",
+            max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0,
+        ),
+        GaugeReading("toolhost_posts_overdue", "Posts past their due time and not yet published.", count),
+    ]

@@ -4,6 +4,9 @@ A scheduling call stores its answer under its key for 7 days; a repeat of the re
 schedule_post claims its key before execute() takes any credit (`claim`): the record holds the claimant's
 request id until the call stores its answer (`answer`) or fails (`release`), and a repeat arriving meanwhile
 waits for the answer, so however many repeats race, one call does the work and pays.
+
+Stored answers are JSON documents in the tool's output shape (a repeat gets back exactly what the first call
+returned); the dataclasses here write and read them, and the functions that store or replay them take dicts.
 """
 
 from __future__ import annotations

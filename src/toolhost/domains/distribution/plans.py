@@ -20,10 +20,8 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import service, slots
 from toolhost.domains.distribution.accounts import canonical_platform
 from toolhost.domains.distribution.models import Post
-from toolhost.domains.distribution.schemas import ScheduleContentPlanIn
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.quality import service as quality_service
-from toolhost.domains.quality.scoring import BrandSignals, PostInput, score_post
 from toolhost.platform.dates import iso
 from toolhost.platform.results import BillingFailed, Conflict, NotFound, ToolError, ValidationFailed
 from toolhost.providers import platforms as social_platforms
@@ -37,16 +35,6 @@ if TYPE_CHECKING:
 DEFAULT_THRESHOLD = 26
 OVERLAY_FIELDS = ("caption", "title", "platform", "media_url", "schedule_at", "hashtags")
 GIVEN_TIME = "_given_schedule_at"
-
-
-def no_upfront_debit(args: ScheduleContentPlanIn) -> int:
-    """schedule_content_plan debits 1 credit per post it actually schedules, inside the handler."""
-    return 0
-
-
-def inline_post_count(args: ScheduleContentPlanIn) -> int:
-    """Posts of an inline plan (the units an operator's cost override multiplies)."""
-    return len(args.plan.posts) if args.plan else 0
 
 
 def post_key(
@@ -65,6 +53,8 @@ def post_key(
     return "plan-" + hashlib.sha256(":".join(parts).encode()).hexdigest()[:48]
 
 
+# A post's result is a JSON document: the plan keeps it as the post's `schedule_result` and the tool returns it
+# as given, beside the plan posts it reports in a dry run (free-form: whatever fields the plan's posts have).
 def _failure(post: dict[str, Any], error: str, kind: str, *, retryable: bool = False) -> dict[str, Any]:
     return {
         "id": post.get("id"),
@@ -192,7 +182,7 @@ async def schedule(
     # (3) Slots for posts without a time: from tomorrow 00:00 UTC, 4 h apart per platform, in post order.
     if auto_slot and any(not post.get("schedule_at") for post in candidates):
         tomorrow = utcnow().replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
-        planner = await slots.planner(
+        planner = await slots.slot_planner(
             session=session,
             project_id=project_id,
             platforms=[post["platform"] for post in candidates],
@@ -217,8 +207,8 @@ async def schedule(
     recent = await quality_service.recent_posts(session, project_id=project_id)
     for post in candidates:
         text = f"{post.get('title') or ''} {post['caption']}".strip()
-        quality = score_post(
-            PostInput(
+        quality = quality_service.score_post(
+            quality_service.PostInput(
                 caption=post["caption"],
                 platforms=(post["platform"],),
                 title=post.get("title"),
@@ -316,7 +306,9 @@ async def schedule(
     )
 
 
-def _signals_for(judge: quality_service.BrandJudge, brand: BrandContext, platform: str, text: str) -> BrandSignals:
+def _signals_for(
+    judge: quality_service.BrandJudge, brand: BrandContext, platform: str, text: str
+) -> quality_service.BrandSignals:
     """The brand signals of one post: the brand's terms plus its platform override's avoid patterns."""
     signals = judge.signals(text)
     voice = brand.voice_for(platform)

@@ -299,6 +299,8 @@ def _events_of(document: Any) -> _Events:
     return _Events(account_id=account_id, items=items)
 
 
+# An event a webhook receiver posted (JSON in the receiver's own shape), as the comments and analytics
+# domains read it.
 def _event_payload(kind: str, item: dict[str, Any]) -> dict[str, Any]:
     if kind == "metrics":
         given = item.get("metrics")

@@ -369,7 +369,8 @@ def check_platform_rules(
 
 
 def with_disclosure_defaults(metadata: dict[str, Any]) -> dict[str, Any]:
-    """AI-disclosure flags default to true unless the caller set them (CATALOG.md §10)."""
+    """AI-disclosure flags default to true unless the caller set them (CATALOG.md §10); the rest of the caller's
+    platform_metadata (free-form JSON per platform) passes through."""
     result = {name: dict(value) if isinstance(value, dict) else value for name, value in metadata.items()}
     for platform, flag in (
         ("tiktok", "is_ai_generated"),

@@ -12,19 +12,27 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
-from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution import idempotency, rules
-from toolhost.domains.distribution.dispatcher import OPEN_STATUSES
+
+# Connected accounts and posting slots have modules of their own; other domains reach them through these names.
+from toolhost.domains.distribution.accounts import canonical_platform as canonical_platform
+from toolhost.domains.distribution.accounts import is_usable as is_usable
+from toolhost.domains.distribution.accounts import list_for_project as list_for_project
+from toolhost.domains.distribution.accounts import route as route
+from toolhost.domains.distribution.accounts import session_of as session_of
+from toolhost.domains.distribution.accounts import store_refreshed as store_refreshed
+from toolhost.domains.distribution.idempotency import ScheduledPlanPost as ScheduledPlanPost
 from toolhost.domains.distribution.models import ConnectedAccount, Post
+from toolhost.domains.distribution.slots import SlotPlanner as SlotPlanner
+from toolhost.domains.distribution.slots import slot_planner as slot_planner
 from toolhost.domains.media import service as media_service
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.dates import iso
 from toolhost.platform.jobs import Job
-from toolhost.platform.observability import GaugeReading
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 from toolhost.providers import platforms as social_platforms
 from toolhost.providers.fetch import Fetcher
@@ -32,7 +40,6 @@ from toolhost.providers.fetch import Fetcher
 if TYPE_CHECKING:
     from toolhost.config import Settings
 
-ACTIVE = ("draft", "pending", "scheduled")
 CANCELLABLE = ("draft", "pending", "scheduled")
 RESCHEDULABLE = ("pending", "scheduled")
 
@@ -123,14 +130,12 @@ def _plan_post_fingerprint(key: str) -> str:
     return idempotency.request_hash({"key": key})
 
 
-async def previous_plan_post(
-    *, session: AsyncSession, project_id: uuid.UUID, key: str
-) -> idempotency.ScheduledPlanPost | None:
+async def previous_plan_post(*, session: AsyncSession, project_id: uuid.UUID, key: str) -> ScheduledPlanPost | None:
     """The plan post already scheduled under this key in the last 7 days, or None."""
     previous = await idempotency.replay(
         session=session, project_id=project_id, key=key, fingerprint=_plan_post_fingerprint(key)
     )
-    return idempotency.ScheduledPlanPost.from_document(previous) if previous is not None else None
+    return ScheduledPlanPost.from_document(previous) if previous is not None else None
 
 
 async def schedule_plan_post(
@@ -147,7 +152,7 @@ async def schedule_plan_post(
     schedule_at: str,
     key: str,
     plan_id: uuid.UUID | None,
-) -> idempotency.ScheduledPlanPost:
+) -> ScheduledPlanPost:
     """One plan post (as the plan stores it) scheduled as schedule_post would, 1 credit, in a savepoint.
 
     The result is remembered under `key` (see previous_plan_post). schedule_content_plan and
@@ -204,7 +209,7 @@ async def schedule_plan_post(
             ),
         )
         row, job = created[platform]
-        result = idempotency.ScheduledPlanPost(
+        result = ScheduledPlanPost(
             plan_post_id=post.get("id"),
             platform=platform,
             post_id=row.id,
@@ -408,7 +413,7 @@ async def schedule(
     title = (title or "").strip() or None
     platforms = list(dict.fromkeys(platforms))
     scheduled_at = rules.require_future(schedule_at, "schedule_at") if schedule_at else None
-    routed = await accounts_service.route(
+    routed = await route(
         session=session,
         project_id=project_id,
         platforms=platforms,
@@ -467,28 +472,3 @@ async def schedule(
         session=session, project_id=project_id, key=key, claimant=claimant, document=answer.document()
     )
     return answer
-
-
-async def publish_gauges(session: AsyncSession, now: datetime) -> list[GaugeReading]:
-    """Publishing for /metrics: how late the most overdue unpublished post is, and how many are overdue.
-
-    A post is due at its scheduled time (its creation for "publish now") and overdue until it is published,
-    fails or is cancelled; retries after connector failures keep it overdue. The lag rises when no worker runs,
-    when workers cannot keep up, and while a connector keeps failing: what an operator is paged for.
-    """
-    due_time = func.coalesce(Post.scheduled_at, Post.created_at, type_=Post.created_at.type)
-    count, oldest = (
-        await session.execute(
-            select(func.count(), func.min(due_time, type_=Post.created_at.type)).where(
-                Post.status.in_(OPEN_STATUSES), due_time <= now
-            )
-        )
-    ).one()
-    return [
-        GaugeReading(
-            "toolhost_publish_lag_seconds",
-            "Seconds since the due time of the most overdue post not yet published (0 when none is overdue).",
-            max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0,
-        ),
-        GaugeReading("toolhost_posts_overdue", "Posts past their due time and not yet published.", count),
-    ]

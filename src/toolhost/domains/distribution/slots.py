@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
 from toolhost.domains.distribution.models import ConnectorEvent, Post
-from toolhost.domains.distribution.service import ACTIVE
 from toolhost.providers import platforms as social_platforms
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -21,6 +20,8 @@ MIDWEEK = (1, 2, 3)  # Tue-Thu
 WINDOW = timedelta(days=7)
 HISTORY = timedelta(days=90)
 LEARNED_MINIMUM = 10
+# Posts that hold their slot.
+ACTIVE = ("draft", "pending", "scheduled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +160,7 @@ class SlotPlanner:
         return chosen
 
 
-async def planner(
+async def slot_planner(
     *,
     session: AsyncSession,
     project_id: uuid.UUID,
@@ -194,7 +195,7 @@ async def find(
 ) -> FreeSlots:
     """find_next_slots: the top `count` free candidates, by score then time."""
     start = start_after or utcnow()
-    plan = await planner(
+    plan = await slot_planner(
         session=session, project_id=project_id, platforms=platforms, start=start, min_gap_hours=min_gap_hours
     )
     chosen = plan.top(count)

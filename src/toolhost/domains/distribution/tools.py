@@ -408,11 +408,21 @@ async def find_next_slots(ctx: ToolContext, args: FindNextSlotsIn) -> FindNextSl
     )
 
 
+def no_upfront_debit(args: ScheduleContentPlanIn) -> int:
+    """schedule_content_plan debits 1 credit per post it actually schedules, inside the handler."""
+    return 0
+
+
+def inline_post_count(args: ScheduleContentPlanIn) -> int:
+    """Posts of an inline plan (the units an operator's cost override multiplies)."""
+    return len(args.plan.posts) if args.plan else 0
+
+
 @tool(
     module="planning",
     scope=scopes.DISTRIBUTE,
-    credits=plans.no_upfront_debit,
-    units=plans.inline_post_count,
+    credits=no_upfront_debit,
+    units=inline_post_count,
     destructive=True,
     open_world=True,
     project="object_or_accounts",

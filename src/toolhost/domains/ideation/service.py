@@ -26,6 +26,9 @@ from toolhost.domains.content import service as content_service
 from toolhost.domains.content.models import ContentRecord
 from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.models import TrendCache
+
+# Reading a URL as extract_url_content does, for the content pipeline's research and plan stages.
+from toolhost.domains.ideation.url_content import extract as extract
 from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.platform.dates import as_utc, parse_iso

@@ -22,7 +22,7 @@ from toolhost.domains.ideation.schemas import (
     Trend,
 )
 from toolhost.domains.ideation.youtube import ConnectedYouTube
-from toolhost.domains.planning import authoring
+from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.schemas import PlanContentWeekIn, PlanContentWeekOut
 from toolhost.platform.context import ToolContext
 from toolhost.platform.dates import as_utc, iso, parse_iso
@@ -161,7 +161,7 @@ def _moment(value: object) -> datetime | None:
 @tool(
     module="planning",
     scope="mcp:write",
-    credits=lambda args: authoring.plan_credits(args.source_url),
+    credits=lambda args: planning_service.plan_credits(args.source_url),
     project="strict",
     response_format="json",
     category="generation",
@@ -177,7 +177,7 @@ async def plan_content_week(ctx: ToolContext, args: PlanContentWeekIn) -> PlanCo
     if args.source_url and url_content.youtube_kind(args.source_url) is not None:
         youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
     context = await service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=30)
-    plan = await authoring.plan_week(
+    plan = await planning_service.plan_week(
         session=ctx.session,
         settings=ctx.settings,
         project_id=ctx.project_id,

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import service as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform.models import Project
 from toolhost.platform.results import NotFound

@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from toolhost.domains.media import service
+from toolhost.domains.media import files, storage
 from toolhost.providers.media_store import RangeNotSatisfiable, S3MediaStore, valid_key
 
 
@@ -17,12 +17,12 @@ async def serve_media(request: Request) -> Response:
     expires = request.query_params.get("exp", "")
     given = request.query_params.get("sig", "")
     kid = request.query_params.get("kid", "")
-    if not service.signature_valid(settings, key, expires, kid, given):
+    if not storage.signature_valid(settings, key, expires, kid, given):
         return PlainTextResponse("invalid or expired signature", status_code=403)
-    store = service.store(settings)
+    store = storage.store(settings)
     if not valid_key(key):
         return PlainTextResponse("not found", status_code=404)
-    content_type = service.type_from_name(key) or "application/octet-stream"
+    content_type = files.type_from_name(key) or "application/octet-stream"
     headers = {"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff"}
     attachment = content_type == "text/html"
     if attachment:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -15,18 +15,54 @@ from toolhost.domains.analytics.models import PerformanceInsight
 from toolhost.domains.approvals import service as approvals_service
 from toolhost.domains.approvals.models import ApprovalItem
 from toolhost.domains.brand import service as brand_service
-from toolhost.domains.distribution import accounts as accounts_service
+from toolhost.domains.distribution import service as distribution_service
 from toolhost.domains.pipeline.models import PipelineRun
-from toolhost.domains.planning import authoring
 from toolhost.domains.planning import service as planning_service
 from toolhost.domains.planning.models import ContentPlan
 from toolhost.domains.quality import service as quality_service
-from toolhost.platform.dates import iso
 from toolhost.platform.models import Account
 from toolhost.platform.results import Conflict, NotFound, ValidationFailed
 
 INSIGHTS_FRESH = timedelta(days=7)
 FLAG_MARGIN = 5  # auto_approve_plan: a post within 5 points of the threshold is flagged, not rejected
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    """What a pipeline run would find: credits, accounts, brand, pending approvals, insights; what stops it
+    (blockers) and what only weakens it (warnings)."""
+
+    available_credits: int
+    estimated_cost: int
+    connected_platforms: list[str]
+    missing_platforms: list[str]
+    has_brand: bool
+    pending_approvals: int
+    insight_count: int
+    insights_fresh: bool
+    insights_generated_at: datetime | None
+    blockers: list[str]
+    warnings: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class PostDecision:
+    """auto_approve_plan's decision on one post, with its quality score."""
+
+    post_id: str
+    action: str
+    score: int
+
+
+@dataclass(frozen=True, slots=True)
+class AutoApproval:
+    """What auto_approve_plan decided: counts of the decisions it made, each post's decision, the plan after."""
+
+    plan: ContentPlan
+    approved: int
+    flagged: int
+    rejected: int
+    decisions: list[PostDecision]
 
 
 async def balance(session: AsyncSession, account_id: uuid.UUID) -> int:
@@ -42,13 +78,13 @@ async def readiness(
     project_id: uuid.UUID,
     platforms: Sequence[str],
     estimated_posts: int,
-) -> dict[str, Any]:
+) -> Readiness:
     """check_pipeline_readiness: credits, accounts, brand, pending approvals, insights; blockers and warnings."""
     available = await balance(session, account_id)
-    estimated_cost = authoring.BASE_CREDITS + estimated_posts
-    usable = await accounts_service.list_for_project(session=session, project_id=project_id, include_all=False)
+    estimated_cost = planning_service.BASE_CREDITS + estimated_posts
+    usable = await distribution_service.list_for_project(session=session, project_id=project_id, include_all=False)
     connected = {account.platform for account in usable}
-    targets = list(dict.fromkeys(accounts_service.canonical_platform(platform) for platform in platforms))
+    targets = list(dict.fromkeys(distribution_service.canonical_platform(platform) for platform in platforms))
     missing = [platform for platform in targets if platform not in connected]
     has_brand = await brand_service.get_active(session=session, project_id=project_id) is not None
     pending = int(
@@ -83,26 +119,19 @@ async def readiness(
         warnings.append("No performance insights yet: the plan cannot learn from past posts")
     elif not fresh:
         warnings.append("Performance insights are older than 7 days (refresh_platform_analytics)")
-    return {
-        "ready": not blockers,
-        "checks": {
-            "credits": {
-                "available": available,
-                "estimated_cost": estimated_cost,
-                "sufficient": available >= estimated_cost,
-            },
-            "connected_accounts": {"platforms": sorted(connected), "missing": missing},
-            "brand_profile": {"exists": has_brand},
-            "pending_approvals": {"count": pending},
-            "insights_available": {
-                "count": int(insight_count),
-                "fresh": fresh,
-                "last_generated_at": iso(newest),
-            },
-        },
-        "blockers": blockers,
-        "warnings": warnings,
-    }
+    return Readiness(
+        available_credits=available,
+        estimated_cost=estimated_cost,
+        connected_platforms=sorted(connected),
+        missing_platforms=missing,
+        has_brand=has_brand,
+        pending_approvals=pending,
+        insight_count=int(insight_count),
+        insights_fresh=fresh,
+        insights_generated_at=newest,
+        blockers=blockers,
+        warnings=warnings,
+    )
 
 
 async def project_of_run(session: AsyncSession, pipeline_id: str, project_ids: Sequence[uuid.UUID]) -> uuid.UUID | None:
@@ -131,31 +160,6 @@ async def find_run(
     return await session.scalar(query.order_by(PipelineRun.created_at.desc(), PipelineRun.id).limit(1))
 
 
-def describe(run: PipelineRun) -> dict[str, Any]:
-    """get_pipeline_status's payload of a run."""
-    return {
-        "found": True,
-        "id": str(run.id),
-        "project_id": str(run.project_id),
-        "plan_id": str(run.plan_id) if run.plan_id else None,
-        "config": run.config,
-        "stages_completed": list(run.stages_completed),
-        "stages_skipped": list(run.stages_skipped),
-        "current_stage": run.current_stage,
-        "status": run.status,
-        "posts_generated": run.posts_generated,
-        "posts_approved": run.posts_approved,
-        "posts_scheduled": run.posts_scheduled,
-        "posts_flagged": run.posts_flagged,
-        "credits_used": run.credits_used,
-        "errors": list(run.errors),
-        "started_at": iso(run.started_at),
-        "completed_at": iso(run.completed_at),
-        "created_at": iso(run.created_at),
-        "updated_at": iso(run.updated_at),
-    }
-
-
 def move_plan(plan: ContentPlan, target: str) -> None:
     """Moves a plan to `target` along the state machine, through in_review when approved goes back to draft."""
     if plan.status == target:
@@ -176,7 +180,7 @@ def plan_status_of(items: Sequence[ApprovalItem]) -> str:
 
 async def auto_approve(
     *, session: AsyncSession, settings: Settings, plan: ContentPlan, threshold: float
-) -> dict[str, Any]:
+) -> AutoApproval:
     """auto_approve_plan: score every post, upsert its approval item, settle the plan status."""
     if plan.status in {"scheduled", "completed"}:
         raise Conflict(f"plan {plan.id} is {plan.status}; its approvals are settled", current_status=plan.status)
@@ -190,7 +194,7 @@ async def auto_approve(
     scored, _summary = quality_service.score_plan_posts(posts, judge=judge, recent=recent, threshold=threshold)
     existing = {item.post_id: item for item in await approvals_service.list_items(session, plan_id=plan.id)}
     now = datetime.now(UTC)
-    details = []
+    decisions: list[PostDecision] = []
     counts = {"approved": 0, "flagged": 0, "rejected": 0}
     for post in scored:
         quality = post["quality"]
@@ -205,10 +209,10 @@ async def auto_approve(
         if item is not None and item.decided_by is not None:
             # A person decided it: their decision stands (reported as it is), and the post keeps it.
             kept = "rejected" if item.status == "rejected" else "approved"
-            details.append({"post_id": post_id, "action": kept, "score": quality["score"]})
+            decisions.append(PostDecision(post_id=post_id, action=kept, score=quality["score"]))
             continue
         counts[action] += 1
-        details.append({"post_id": post_id, "action": action, "score": quality["score"]})
+        decisions.append(PostDecision(post_id=post_id, action=action, score=quality["score"]))
         original = {key: value for key, value in post.items() if key != "quality"}
         if item is None:
             _created, items = await approvals_service.create(
@@ -226,11 +230,10 @@ async def auto_approve(
     items = await approvals_service.list_items(session, plan_id=plan.id)
     move_plan(plan, plan_status_of(items))
     await session.flush()
-    return {
-        "plan_id": str(plan.id),
-        "auto_approved": counts["approved"],
-        "flagged_for_review": counts["flagged"],
-        "rejected": counts["rejected"],
-        "details": details,
-        "plan_status": plan.status,
-    }
+    return AutoApproval(
+        plan=plan,
+        approved=counts["approved"],
+        flagged=counts["flagged"],
+        rejected=counts["rejected"],
+        decisions=decisions,
+    )

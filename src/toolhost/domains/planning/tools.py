@@ -6,7 +6,7 @@ source URL through ideation) and submit_content_plan_for_approval in approvals/t
 
 from __future__ import annotations
 
-from toolhost.domains.planning import authoring, service
+from toolhost.domains.planning import service
 from toolhost.domains.planning.schemas import (
     DeleteContentPlanIn,
     DeleteContentPlanOut,
@@ -77,7 +77,7 @@ async def update_content_plan(ctx: ToolContext, args: UpdateContentPlanIn) -> Up
     """
     plan = await service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
     updates = [update.model_dump(mode="json", exclude_unset=True) for update in args.post_updates]
-    updated, unmatched = authoring.update_posts(plan, updates)
+    updated, unmatched = service.update_posts(plan, updates)
     await ctx.session.flush()
     return UpdateContentPlanOut(
         plan_id=str(plan.id), status=plan.status, updated_posts=updated, unmatched_post_ids=unmatched or None
@@ -100,7 +100,7 @@ async def delete_content_plan(ctx: ToolContext, args: DeleteContentPlanIn) -> De
     Posts already scheduled from it stay scheduled (cancel_scheduled_post cancels them).
     """
     plan = await service.get(ctx.session, plan_id=args.plan_id, project_id=ctx.project_id)
-    await authoring.delete_plan(ctx.session, plan=plan)
+    await service.delete_plan(ctx.session, plan=plan)
     return DeleteContentPlanOut(
         success=True,
         deleted=True,

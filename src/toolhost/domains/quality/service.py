@@ -13,7 +13,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content.models import ContentRecord
-from toolhost.domains.quality.scoring import BrandSignals, PostInput, QualityResult, score_post
+
+# The pure scorer is also schedule_content_plan's per-post gate (distribution).
+from toolhost.domains.quality.scoring import BrandSignals as BrandSignals
+from toolhost.domains.quality.scoring import PostInput as PostInput
+from toolhost.domains.quality.scoring import QualityResult
+from toolhost.domains.quality.scoring import score_post as score_post
 from toolhost.providers.text.base import BrandContext
 
 RECENT_DAYS = 30

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.domains.brand import service as brand_service
-from toolhost.domains.content.layouts import LAYOUTS, layout_for, line_count, slide_fields
+from toolhost.domains.content.service import LAYOUTS, layout_for, line_count, slide_fields
 from toolhost.domains.quality import spelling
 from toolhost.platform.dates import iso
 

@@ -50,6 +50,7 @@ def _js(value: Any) -> str:
     return str(value)
 
 
+# A block parameter as the catalogue lists it: its JSON type and default.
 def _param(kind: str, default: Any) -> dict[str, Any]:
     return {"type": kind, "default": default}
 

@@ -19,6 +19,7 @@ SHORT = {"type": "string", "maxLength": 200}
 LONG = {"type": "string", "maxLength": 2000}
 
 
+# A JSON Schema object (the props_schema list_compositions shows and check_props applies).
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from toolhost.domains.brand import service as brand_service
-from toolhost.domains.content.jobs import JobOutput, media_runner
+from toolhost.domains.content import service as content_service
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import motion, voice
 from toolhost.platform.jobs import JobRun, JobType
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers import graphics
-from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
     from toolhost.config import Settings
@@ -53,15 +52,11 @@ def estimated_video_seconds(duration: float) -> int:
 async def _image(run: JobRun, reference: dict[str, str] | None) -> Image.Image | None:
     if not reference:
         return None
-    if "key" in reference:
-        data = await media_service.store(run.settings).read(reference["key"])
-    else:
-        response = await Fetcher(run.settings.fetch).get(reference["url"], max_bytes=run.settings.media.max_fetch_bytes)
-        data = response.ensure_success().content
+    data = await media_service.read_reference(run.settings, reference)
     return await asyncio.to_thread(graphics.open_reference, data)
 
 
-async def run_video(job: JobRun) -> JobOutput:
+async def run_video(job: JobRun) -> media_service.JobOutput:
     """Renders a `video` job with the builtin model: moving brand graphic with timed captions, MP4."""
     prompt = str(job.job_input["prompt"])
     duration = float(job.job_input["duration"])
@@ -105,16 +100,16 @@ async def run_video(job: JobRun) -> JobOutput:
         await asyncio.gather(render, return_exceptions=True)
         raise
     data, details = render.result()
-    return JobOutput(
+    return media_service.JobOutput(
         data=data,
         content_type="video/mp4",
         model=BUILTIN,
         details={**details, "aspect_ratio": job.job_input["aspect_ratio"]},
-        record_kind="video",
+        also_record=content_service.generated_content("video"),
     )
 
 
-async def run_voiceover(job: JobRun) -> JobOutput:
+async def run_voiceover(job: JobRun) -> media_service.JobOutput:
     """Speaks a `voiceover` job with espeak-ng: WAV at the voice and speed asked."""
     await job.report(10)
     audio = await voice.synthesize(
@@ -124,7 +119,7 @@ async def run_voiceover(job: JobRun) -> JobOutput:
         speed=float(job.job_input["speed"]),
     )
     job.checkpoint()
-    return JobOutput(
+    return media_service.JobOutput(
         data=audio,
         content_type="audio/wav",
         model=BUILTIN,
@@ -133,11 +128,11 @@ async def run_voiceover(job: JobRun) -> JobOutput:
             "voice": job.job_input["voice"],
             "speed": job.job_input["speed"],
         },
-        record_kind="voiceover",
+        also_record=content_service.generated_content("voiceover"),
     )
 
 
 JOB_TYPES = (
-    JobType(name="video", run=media_runner(run_video)),
-    JobType(name="voiceover", run=media_runner(run_voiceover)),
+    JobType(name="video", run=media_service.media_runner(run_video)),
+    JobType(name="voiceover", run=media_service.media_runner(run_voiceover)),
 )

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content import image_jobs
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import generation_jobs, voice
 from toolhost.domains.video.schemas import (
@@ -68,7 +67,7 @@ async def generate_video(ctx: ToolContext, args: GenerateVideoIn) -> GenerateVid
     references: dict[str, dict[str, str] | None] = {"reference": None, "end_reference": None}
     for name, url in (("reference", args.image_url), ("end_reference", args.end_frame_url)):
         if url is not None:
-            references[name] = await image_jobs.resolve_reference(
+            references[name] = await media_service.resolve_image_reference(
                 session=ctx.session,
                 settings=ctx.settings,
                 account_id=ctx.principal.account_id,

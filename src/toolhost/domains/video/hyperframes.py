@@ -7,7 +7,7 @@ composition, every other navigation is refused, `data:`/`blob:` load as usual, t
 keys are served from the media store, other http(s) subresources go through the SSRF-safe fetcher
 (≤20 MB each, ≤100 MB per render), websockets and pop-ups are blocked, downloads denied. For each frame
 the page's `window.__hf.seek(t)` is awaited, then fonts and two animation frames, then a screenshot,
-which goes to content's H.264 encoder in a thread.
+which goes to the video encoder (`motion`) in a thread. The protocol connection itself is `devtools`.
 """
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import fcntl
 import io
 import json
 import logging
 import math
-import os
 import queue
 import shutil
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
@@ -33,11 +30,11 @@ from urllib.parse import unquote
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import motion
 from toolhost.domains.video.blocks import BLOCKS, CATEGORIES
 from toolhost.domains.video.compositions import SIZE_OF_ASPECT
+from toolhost.domains.video.devtools import DevTools
 from toolhost.platform import jobs as platform_jobs
 from toolhost.platform.jobs import Job, JobRun, JobType
 from toolhost.platform.results import ValidationFailed
@@ -54,7 +51,6 @@ ORIGIN = "https://composition.hyperframes.invalid"
 PAGE_URL = f"{ORIGIN}/index.html"
 CRF = {"draft": 30, "standard": 23, "high": 18}
 INSTALL_HINT = "install Debian's chromium package (apt-get install chromium) or set TOOLHOST_VIDEO__CHROMIUM_BINARY"
-COMMAND_TIMEOUT = 60.0
 # Frames buffered between the capture loop and the encoder thread.
 FRAME_QUEUE = 8
 # Runs before any page script: window.__hf keeps the caller's props whatever object the page assigns,
@@ -177,127 +173,6 @@ class PageFailed(Exception):
     """The page broke the contract (no window.__hf, a seek that throws); the job fails and is refunded."""
 
 
-class DevTools:
-    """A DevTools protocol connection to a Chromium process over `--remote-debugging-pipe`."""
-
-    def __init__(self, process: subprocess.Popen[bytes], writer: int, reader: int) -> None:
-        self.process = process
-        self.writer = writer
-        self.reader = reader
-        self.next_id = 0
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.handlers: list[Any] = []
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.reading: asyncio.Task[None] | None = None
-
-    @classmethod
-    async def launch(cls, binary: str, profile: str) -> DevTools:
-        """Starts headless Chromium with the protocol on fds 3 (commands in) and 4 (replies out)."""
-        to_browser_read, to_browser_write = os.pipe()
-        from_browser_read, from_browser_write = os.pipe()
-
-        def attach_pipes() -> None:  # runs in the child before exec
-            # Move both ends above 4 first, so placing one cannot overwrite the other.
-            commands = fcntl.fcntl(to_browser_read, fcntl.F_DUPFD, 10)
-            replies = fcntl.fcntl(from_browser_write, fcntl.F_DUPFD, 10)
-            os.dup2(commands, 3)
-            os.dup2(replies, 4)
-
-        arguments = [
-            binary,
-            "--headless=new",
-            "--remote-debugging-pipe",
-            "--disable-gpu",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-            "--mute-audio",
-            "--disable-breakpad",
-            "--disable-crash-reporter",
-            "--hide-scrollbars",
-            "--force-color-profile=srgb",
-            f"--user-data-dir={profile}",
-        ]
-        if os.geteuid() == 0:
-            # Chromium refuses to start its sandbox as root; a root worker runs it without.
-            arguments.append("--no-sandbox")
-        process = subprocess.Popen(  # noqa: S603 - a fixed argument list, no shell
-            arguments,
-            pass_fds=(3, 4),
-            preexec_fn=attach_pipes,  # the pipes must sit at fds 3 and 4
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(to_browser_read)
-        os.close(from_browser_write)
-        connection = cls(process, to_browser_write, from_browser_read)
-        connection.reading = asyncio.create_task(connection._read())
-        return connection
-
-    async def _read(self) -> None:
-        loop = asyncio.get_running_loop()
-        buffer = b""
-        while True:
-            chunk = await loop.run_in_executor(None, os.read, self.reader, 1 << 20)
-            if not chunk:
-                break
-            buffer += chunk
-            while b"\0" in buffer:
-                raw, buffer = buffer.split(b"\0", 1)
-                message = json.loads(raw)
-                if "id" in message:
-                    future = self.pending.pop(message["id"], None)
-                    if future is not None and not future.done():
-                        future.set_result(message)
-                else:
-                    for handler in self.handlers:
-                        task = asyncio.create_task(handler(message))
-                        self.tasks.add(task)
-                        task.add_done_callback(self.tasks.discard)
-        for future in self.pending.values():
-            if not future.done():
-                future.set_exception(RuntimeError("chromium exited"))
-
-    async def send(
-        self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None
-    ) -> dict[str, Any]:
-        """Sends a command and waits for its result; a protocol error raises RuntimeError."""
-        self.next_id += 1
-        message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
-        if session is not None:
-            message["sessionId"] = session
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[self.next_id] = future
-        data = json.dumps(message).encode() + b"\0"
-        await asyncio.to_thread(os.write, self.writer, data)
-        reply = await asyncio.wait_for(future, COMMAND_TIMEOUT)
-        if "error" in reply:
-            raise RuntimeError(f"{method}: {reply['error'].get('message', 'protocol error')}")
-        return dict(reply.get("result") or {})
-
-    async def close(self) -> None:
-        """Stops Chromium and the reader."""
-        with contextlib.suppress(OSError):
-            os.close(self.writer)
-        self.process.terminate()
-        try:
-            await asyncio.to_thread(self.process.wait, 10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            await asyncio.to_thread(self.process.wait)
-        if self.reading is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.reading, 5)
-        with contextlib.suppress(OSError):
-            os.close(self.reader)
-        for task in list(self.tasks):
-            task.cancel()
-
-
 class Subresources:
     """Answers the page's intercepted requests under the sandbox rules, counting the bytes it loads."""
 
@@ -381,7 +256,7 @@ def _queued_frames(frames: queue.Queue[Image.Image | None]) -> Iterator[Image.Im
         yield frame
 
 
-async def run_hyperframes(run: JobRun) -> JobOutput:
+async def run_hyperframes(run: JobRun) -> media_service.JobOutput:
     """Renders a hyperframes_render job: Chromium screenshots of each seek(t), encoded to H.264 MP4."""
     binary = chromium_path(run.settings)
     if binary is None:
@@ -428,7 +303,7 @@ async def run_hyperframes(run: JobRun) -> JobOutput:
             data, codec = await encoding
         finally:
             await browser.close()
-    return JobOutput(
+    return media_service.JobOutput(
         data=data,
         content_type="video/mp4",
         model="chromium",
@@ -498,4 +373,4 @@ async def _open_page(run: JobRun, browser: DevTools, resources: Subresources, si
     return session
 
 
-JOB_TYPES = (JobType(name="hyperframes_render", run=media_runner(run_hyperframes)),)
+JOB_TYPES = (JobType(name="hyperframes_render", run=media_service.media_runner(run_hyperframes)),)

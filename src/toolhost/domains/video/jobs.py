@@ -13,7 +13,6 @@ from typing import Any
 from PIL import Image
 
 from toolhost.domains.brand import service as brand_service
-from toolhost.domains.content.jobs import JobOutput, media_runner
 from toolhost.domains.media import service as media_service
 from toolhost.domains.video import render, scenes, service
 from toolhost.domains.video.compositions import COMPOSITIONS, FPS
@@ -64,7 +63,7 @@ async def in_thread_with_progress(run: JobRun, work: Callable[[Callable[[float],
     return task.result()
 
 
-async def run_render(run: JobRun) -> JobOutput:
+async def run_render(run: JobRun) -> media_service.JobOutput:
     """Renders a demo_render or template_render job: the composition frame by frame, MP4 or GIF."""
     composition = COMPOSITIONS[str(run.job_input["composition_id"])]
     props = dict(run.job_input["props"])
@@ -89,7 +88,7 @@ async def run_render(run: JobRun) -> JobOutput:
         ),
         start=5,
     )
-    return JobOutput(
+    return media_service.JobOutput(
         data=data,
         content_type="image/gif" if output_format == "gif" else "video/mp4",
         model="builtin",
@@ -98,6 +97,6 @@ async def run_render(run: JobRun) -> JobOutput:
 
 
 JOB_TYPES = (
-    JobType(name="demo_render", run=media_runner(run_render)),
-    JobType(name="template_render", run=media_runner(run_render)),
+    JobType(name="demo_render", run=media_service.media_runner(run_render)),
+    JobType(name="template_render", run=media_service.media_runner(run_render)),
 )

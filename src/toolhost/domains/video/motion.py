@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -22,8 +21,7 @@ from typing import TYPE_CHECKING
 
 from PIL import Image, ImageDraw
 
-from toolhost.domains.content import images
-from toolhost.providers import graphics
+from toolhost.providers import frame_text, graphics
 
 if TYPE_CHECKING:
     import av
@@ -64,13 +62,11 @@ def encoder_name() -> str:
 
 def phrases(prompt: str, duration: float) -> list[str]:
     """The key phrases shown as captions: the renderer's headline and lines, then the prompt's sentences."""
-    composition = images.compose(prompt)
+    composition = frame_text.compose(prompt)
     chosen = [composition.headline, *composition.supporting]
-    body = images.DIRECTIVE.sub("", prompt, count=1)
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+|;\s*", body):
-        cleaned = re.sub(r"\s+", " ", sentence).strip(" .,:;-")
-        if cleaned and not any(cleaned in phrase or phrase in cleaned for phrase in chosen):
-            chosen.append(" ".join(cleaned.split()[:14]))
+    for sentence in frame_text.body_sentences(prompt):
+        if not any(sentence in phrase or phrase in sentence for phrase in chosen):
+            chosen.append(" ".join(sentence.split()[:14]))
     limit = max(1, min(MAX_CAPTIONS, math.floor(duration / SECONDS_PER_CAPTION)))
     return [phrase for phrase in chosen if phrase][:limit] or ["Untitled"]
 
@@ -183,7 +179,7 @@ def render(
     canvas = graphics.background(canvas_size, look, start_frame, seed)
     dark = start_frame is not None or graphics.luminance(graphics.mix(look.primary, look.secondary, 0.5)) < 0.4
     end = graphics.background((width, height), look, end_frame, seed) if end_frame is not None else None
-    composition = images.compose(prompt)
+    composition = frame_text.compose(prompt)
     texts = phrases(prompt, duration)
     slot = duration / len(texts)
     captions = []

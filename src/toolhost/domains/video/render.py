@@ -107,7 +107,8 @@ def render(
     checkpoint: Callable[[], None] = lambda: None,
     progress: Callable[[float], None] = lambda _: None,
 ) -> tuple[bytes, dict[str, Any]]:
-    """Renders the composition frame by frame: an H.264 MP4 at 30 fps, or a GIF (540 px, 15 fps, first 15 s)."""
+    """Renders the composition frame by frame: an H.264 MP4 at 30 fps, or a GIF (540 px, 15 fps, first 15 s);
+    with what it holds, kept in the job's output JSON for check_status."""
     total = composition.duration_in_frames(props)
     duration = total / FPS
     built = scenes.build(composition, props, size, look, assets, duration)

@@ -40,7 +40,9 @@ def composition(composition_id: str) -> Composition:
 
 
 def parse_props(text: str | None, *, path: str) -> dict[str, Any]:
-    """A props argument (a JSON object string) as a dict; bad JSON or a non-object is validation_error."""
+    """A props argument (a JSON object string) as a dict; bad JSON or a non-object is validation_error.
+
+    Props are free-form JSON that each composition's props_schema checks (`check_props`)."""
     if text is None or not text.strip():
         return {}
     try:

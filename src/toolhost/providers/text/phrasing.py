@@ -5,6 +5,9 @@ your books in days"), a participle phrase ("Used by 850 bakeries"), a gerund phr
 ("Gear that is built to be repaired"); `grammar.phrase_kind` says which, and only frames that take that kind
 are used. The words around the facts are chosen for the brand's trade (`sector_of`), so a coffee roaster is
 never framed as a software business, and for what the prompt asked (announce, explain, invite...).
+
+Past 500 lines because the frames, calls to action and procedures are tables kept beside the functions that
+choose from them.
 """
 
 from __future__ import annotations
