@@ -157,6 +157,23 @@ async def test_bad_schedules_timezones_and_budgets_are_refused_with_their_path(
     assert path in [item["path"] for item in error["field_errors"]]
 
 
+async def test_a_budget_left_out_stays_and_a_budget_given_as_null_becomes_unlimited(tenant: Tenant) -> None:
+    created = await tenant.data(
+        "create_autopilot_config",
+        {
+            **PIPELINE_CONFIG,
+            "project_id": str(tenant.project_id),
+            "max_credits_per_run": 10,
+            "max_credits_per_week": 50,
+        },
+    )
+    resumed = await tenant.data("update_autopilot_config", {"config_id": created["id"], "max_credits_per_run": None})
+    assert resumed["updated"]["max_credits_per_run"] is None
+    assert resumed["updated"]["max_credits_per_week"] == 50
+    [listed] = (await tenant.data("list_autopilot_configs", {}))["configs"]
+    assert (listed["max_credits_per_run"], listed["max_credits_per_week"]) == (None, 50)
+
+
 async def test_recipe_configs_need_a_known_recipe_with_valid_inputs(tenant: Tenant) -> None:
     base = {**PIPELINE_CONFIG, "project_id": str(tenant.project_id), "mode": "recipe"}
     missing = (await tenant.call("create_autopilot_config", base)).json()["error"]
