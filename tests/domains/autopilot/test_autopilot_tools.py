@@ -110,6 +110,8 @@ async def test_configs_are_created_listed_paused_and_deleted(tenant: Tenant) -> 
     listed = (await tenant.data("list_autopilot_configs", {}))["configs"]
     assert [item["id"] for item in listed] == [created["id"]]
     assert listed[0]["mode"] == "pipeline" and listed[0]["recipe_id"] is None
+    # Timestamps are written as every other tool writes them: UTC with Z.
+    assert created["next_run_at"].endswith("Z") and listed[0]["created_at"].endswith("Z")
     assert listed[0]["max_credits_per_week"] == 50 and listed[0]["max_credits_per_run"] is None
     assert listed[0]["credits_used_this_week"] == 0 and listed[0]["approval_mode"] == "review_low_confidence"
     as_json = await tenant.call("list_autopilot_configs", {"response_format": "json"})

@@ -26,11 +26,6 @@ RECENT_RUNS = 10
 RECIPE_RUN_STATUS = {"processing": "running"}
 
 
-def iso(moment: datetime | None) -> str | None:
-    """A timestamp for output."""
-    return moment.isoformat() if moment is not None else None
-
-
 def parse_id(value: str) -> uuid.UUID | None:
     """A UUID from a string, or None when it is not one."""
     try:

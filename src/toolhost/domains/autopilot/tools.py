@@ -23,6 +23,7 @@ from toolhost.domains.autopilot.schemas import (
     UpdatedConfig,
 )
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import iso
 from toolhost.platform.registry import object_lookup, tool
 
 object_lookup("config_id", service.project_of_config)
@@ -51,9 +52,9 @@ def _config_item(listed: service.ListedConfig) -> ConfigItem:
         max_credits_per_run=config.max_credits_per_run,
         max_credits_per_week=config.max_credits_per_week,
         credits_used_this_week=listed.credits_used_this_week,
-        last_run_at=service.iso(config.last_run_at),
-        next_run_at=service.iso(config.next_run_at),
-        created_at=service.iso(config.created_at),
+        last_run_at=iso(config.last_run_at),
+        next_run_at=iso(config.next_run_at),
+        created_at=iso(config.created_at),
     )
 
 
@@ -64,8 +65,8 @@ def _run_item(recent: service.RecentRun) -> RunItem:
         config_id=str(run.config_id),
         status=state.status,
         reason=state.reason,
-        started_at=service.iso(run.started_at),
-        completed_at=service.iso(state.completed_at),
+        started_at=iso(run.started_at),
+        completed_at=iso(state.completed_at),
         credits_used=state.credits_used,
         pipeline_id=run.pipeline_id,
         recipe_run_id=str(run.recipe_run_id) if run.recipe_run_id else None,
@@ -118,7 +119,7 @@ async def create_autopilot_config(ctx: ToolContext, args: CreateAutopilotConfigI
         is_active=config.is_active,
         mode=config.mode,
         schedule_config=_schedule(config),
-        next_run_at=service.iso(config.next_run_at),
+        next_run_at=iso(config.next_run_at),
     )
 
 
@@ -157,7 +158,7 @@ async def update_autopilot_config(ctx: ToolContext, args: UpdateAutopilotConfigI
             max_credits_per_run=config.max_credits_per_run,
             max_credits_per_week=config.max_credits_per_week,
         ),
-        message=f"Autopilot config {config.name} updated; next run {service.iso(config.next_run_at) or 'none'}.",
+        message=f"Autopilot config {config.name} updated; next run {iso(config.next_run_at) or 'none'}.",
     )
 
 
