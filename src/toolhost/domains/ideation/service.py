@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.config import Settings
 from toolhost.db.session import end_unit_of_work
 from toolhost.domains.analytics import service as analytics_service
-from toolhost.domains.analytics.models import SwipeItem
+from toolhost.domains.analytics.models import PerformanceInsight, SwipeItem
 from toolhost.domains.analytics.service import MeasuredPost, PerformanceSummary
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content import service as content_service
@@ -28,7 +28,7 @@ from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.models import TrendCache
 from toolhost.domains.ideation.youtube import ConnectedYouTube
 from toolhost.domains.planning.models import ContentPlan
-from toolhost.platform.dates import as_utc, parse_iso
+from toolhost.platform.dates import as_utc, iso, parse_iso
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.fetch import Fetcher
 from toolhost.providers.text.base import BrandContext
@@ -211,12 +211,12 @@ def _posting_time(summary: PerformanceSummary) -> dict[str, Any] | None:
     if slot is None:
         return None
     return {
-        "dayOfWeek": slot["day_of_week"],
-        "hourOfDay": slot["hour"],
+        "dayOfWeek": slot.day_of_week,
+        "hourOfDay": slot.hour,
         "timezone": "UTC",
         "reasoning": (
-            f"{slot['platform']} posts published {WEEKDAY_NAMES[slot['day_of_week']]} at {slot['hour']:02d}:00 UTC "
-            f"averaged {slot['avg_engagement']:,} engagements ({slot['sample_size']} post(s)), "
+            f"{slot.platform} posts published {WEEKDAY_NAMES[slot.day_of_week]} at {slot.hour:02d}:00 UTC "
+            f"averaged {slot.avg_engagement:,} engagements ({slot.sample_size} post(s)), "
             f"the best slot of {summary.measured_posts} measured posts in {summary.days} days."
         ),
     }
@@ -271,7 +271,7 @@ async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days
             "ctaStyles": summary.cta_styles,
         },
         "topHooks": [post.hook for post in summary.top_posts if post.hook],
-        "insightsCount": len(insights["insights"]),
+        "insightsCount": len(insights),
         "generatedAt": summary.generated_at,
         "topTopics": summary.topics,
         "underperformed": [post.hook for post in summary.underperformers if post.hook],
@@ -333,8 +333,9 @@ async def suggest_next(
         return rotation[index % len(rotation)] if rotation else None
 
     # (1) Hook insights: the openings of the posts with most engagement, on the platform they ran on.
-    measured_posts, insight_rows, last_analysis = 0, 0, None
-    hook_insights: list[dict[str, Any]] = []
+    measured_posts, insight_rows = 0, 0
+    last_analysis: datetime | None = None
+    hook_insights: list[PerformanceInsight] = []
     for project_id in project_ids:
         summary = await analytics_service.performance_summary(
             session=session, project_id=project_id, days=INTERNAL_TRENDS_DAYS
@@ -343,14 +344,14 @@ async def suggest_next(
         found = await analytics_service.performance_insights(
             session=session, project_id=project_id, insight_type=None, days=INTERNAL_TRENDS_DAYS, limit=50
         )
-        insight_rows += len(found["insights"])
-        for insight in found["insights"]:
-            if last_analysis is None or insight["generated_at"] > last_analysis:
-                last_analysis = insight["generated_at"]
-            if insight["insight_type"] == "top_hooks":
+        insight_rows += len(found)
+        for insight in found:
+            if last_analysis is None or insight.generated_at > last_analysis:
+                last_analysis = insight.generated_at
+            if insight.insight_type == "top_hooks":
                 hook_insights.append(insight)
     for insight in hook_insights[: math.ceil(count / 2)]:
-        for hook in insight["insight_data"]["hooks"][:2]:
+        for hook in insight.insight_data["hooks"][:2]:
             if len(suggestions) >= count:
                 break
             topic = extract_topic(hook["hook"])
@@ -364,8 +365,8 @@ async def suggest_next(
                         f"{hook['engagement']:,} engagements on {hook['views']:,} views "
                         f"({hook['engagement_rate']}%), among your best of the last {INTERNAL_TRENDS_DAYS} days."
                     ),
-                    "confidence": _confidence(1 + insight["insight_data"]["posts_analyzed"] // 3),
-                    "based_on": [f"insight:{insight['id']}", f"post:{hook['post_id']}"],
+                    "confidence": _confidence(1 + insight.insight_data["posts_analyzed"] // 3),
+                    "based_on": [f"insight:{insight.id}", f"post:{hook['post_id']}"],
                     "suggested_hook": hook["hook"][:300],
                     "suggested_angle": f"a follow-up on {topic}: the same kind of opening, a new example",
                 }
@@ -454,4 +455,4 @@ async def suggest_next(
     # Quality counts measured posts: the insight rows are recomputed into at most four per project, so the
     # catalogue's count of rows (>= 10 strong) could never leave weak-or-moderate.
     quality = "strong" if measured_posts >= 10 else "moderate" if measured_posts >= 3 else "weak"
-    return {"suggestions": suggestions[:count], "data_quality": quality, "last_analysis_at": last_analysis}
+    return {"suggestions": suggestions[:count], "data_quality": quality, "last_analysis_at": iso(last_analysis)}

@@ -275,11 +275,10 @@ async def compiled_section(*, session: AsyncSession, slug: str, project_id: uuid
 
 
 async def _hooks(session: AsyncSession, project_id: uuid.UUID) -> str:
-    result = await analytics_service.performance_insights(
+    rows = await analytics_service.performance_insights(
         session=session, project_id=project_id, insight_type="top_hooks", days=ANALYTICS_DAYS, limit=1
     )
-    rows = result["insights"]
-    hooks = (rows[0]["insight_data"] or {}).get("hooks", []) if rows else []
+    hooks = (rows[0].insight_data or {}).get("hooks", []) if rows else []
     if not hooks:
         return "**Top hooks:** no data yet (at least 3 published posts with metrics are needed)."
     lines = [
@@ -291,27 +290,27 @@ async def _hooks(session: AsyncSession, project_id: uuid.UUID) -> str:
 
 
 async def _times(session: AsyncSession, project_id: uuid.UUID) -> str:
-    result = await analytics_service.best_posting_times(
+    times = await analytics_service.best_posting_times(
         session=session, project_id=project_id, platform=None, days=ANALYTICS_DAYS
     )
-    if not result["slots"]:
+    if not times.slots:
         return "**Best posting times:** no data yet (no published posts with metrics)."
     lines = [
-        f"- {slot['platform']} {slot['day_of_week']} {slot['hour']:02d}:00 UTC: "
-        f"{slot['avg_engagement']} avg engagement over {slot['sample_size']} post(s)"
-        for slot in result["slots"]
+        f"- {slot.platform} {slot.day_of_week} {slot.hour:02d}:00 UTC: "
+        f"{slot.avg_engagement} avg engagement over {slot.sample_size} post(s)"
+        for slot in times.slots
     ]
     return "**Best posting times:**\n" + "\n".join(lines)
 
 
 async def _formats(session: AsyncSession, project_id: uuid.UUID) -> str:
-    result = await analytics_service.fetch_analytics(
+    analytics = await analytics_service.fetch_analytics(
         session=session, project_id=project_id, platform=None, days=ANALYTICS_DAYS, content_id=None, limit=100
     )
     groups: dict[str, list[int]] = {}
-    for post in result["posts"]:
-        if post.get("captured_at"):
-            groups.setdefault(post["content_type"], []).append(post["engagement"])
+    for item in analytics.top_posts:
+        if item.latest:
+            groups.setdefault(analytics_service.content_format(item.post), []).append(item.engagement)
     if not groups:
         return "**Best formats:** no data yet (no published posts with metrics)."
     ranked = sorted(groups.items(), key=lambda entry: -sum(entry[1]) / len(entry[1]))
