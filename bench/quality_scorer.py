@@ -96,14 +96,14 @@ def main() -> None:
         for row, result in zip(rows, results, strict=True):
             wrong = int(result.passed) != row["label"]
             if wrong or verbose:
-                scores = " ".join(str(item["score"]) for item in result.categories)
+                scores = " ".join(str(item.score) for item in result.categories)
                 print(
                     f"{'WRONG ' if wrong else ''}{row['id']} {row.get('kind', '')} label={row['label']} "
                     f"total={result.total} [{scores}] blockers={result.blockers}"
                 )
                 if verbose:
                     for item in result.categories:
-                        print(f"    {item['name']}: {item['score']} - {item['detail']}")
+                        print(f"    {item.name}: {item.score} - {item.detail}")
     elapsed = time.perf_counter() - started
     print("== all tuning sets")
     _figures([row for row, _ in every], [result for _, result in every])

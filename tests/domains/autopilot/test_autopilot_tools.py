@@ -109,6 +109,8 @@ async def test_configs_are_created_listed_paused_and_deleted(tenant: Tenant) -> 
     listed = (await tenant.data("list_autopilot_configs", {}))["configs"]
     assert [item["id"] for item in listed] == [created["id"]]
     assert listed[0]["mode"] == "pipeline" and listed[0]["recipe_id"] is None
+    # Timestamps are written as every other tool writes them: UTC with Z.
+    assert created["next_run_at"].endswith("Z") and listed[0]["created_at"].endswith("Z")
     assert listed[0]["max_credits_per_week"] == 50 and listed[0]["max_credits_per_run"] is None
     assert listed[0]["credits_used_this_week"] == 0 and listed[0]["approval_mode"] == "review_low_confidence"
     as_json = await tenant.call("list_autopilot_configs", {"response_format": "json"})
@@ -154,6 +156,23 @@ async def test_bad_schedules_timezones_and_budgets_are_refused_with_their_path(
     error = response.json()["error"]
     assert response.status_code == 400 and error["error_type"] == "validation_error"
     assert path in [item["path"] for item in error["field_errors"]]
+
+
+async def test_a_budget_left_out_stays_and_a_budget_given_as_null_becomes_unlimited(tenant: Tenant) -> None:
+    created = await tenant.data(
+        "create_autopilot_config",
+        {
+            **PIPELINE_CONFIG,
+            "project_id": str(tenant.project_id),
+            "max_credits_per_run": 10,
+            "max_credits_per_week": 50,
+        },
+    )
+    resumed = await tenant.data("update_autopilot_config", {"config_id": created["id"], "max_credits_per_run": None})
+    assert resumed["updated"]["max_credits_per_run"] is None
+    assert resumed["updated"]["max_credits_per_week"] == 50
+    [listed] = (await tenant.data("list_autopilot_configs", {}))["configs"]
+    assert (listed["max_credits_per_run"], listed["max_credits_per_week"]) == (None, 50)
 
 
 async def test_recipe_configs_need_a_known_recipe_with_valid_inputs(tenant: Tenant) -> None:

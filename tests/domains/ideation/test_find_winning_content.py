@@ -79,20 +79,18 @@ async def test_swipe_items_are_ranked_by_views_per_hour_in_their_own_group(tenan
             session,
             account_id=tenant.account_id,
             items=[
-                {
-                    "url": "https://www.youtube.com/watch?v=abc",
-                    "title": "Why nobody tells you this about pricing?",
-                    "views": 120_000,
-                    "published_at": now() - timedelta(hours=10),
-                    "source": "url",
-                },
-                {
-                    "url": "https://example.org/a",
-                    "title": "Slow read",
-                    "views": 50,
-                    "published_at": now() - timedelta(days=5),
-                },
-                {"url": "https://example.org/b", "title": "No views known", "views": None, "source": "rss"},
+                ideation_service.SwipeEntry(
+                    url="https://www.youtube.com/watch?v=abc",
+                    title="Why nobody tells you this about pricing?",
+                    views=120_000,
+                    published_at=now() - timedelta(hours=10),
+                ),
+                ideation_service.SwipeEntry(
+                    url="https://example.org/a", title="Slow read", views=50, published_at=now() - timedelta(days=5)
+                ),
+                ideation_service.SwipeEntry(
+                    url="https://example.org/b", title="No views known", views=None, source="rss"
+                ),
             ],
         )
     data = await tenant.data("find_winning_content", {"min_qa_score": 0})
@@ -130,7 +128,9 @@ async def test_another_tenants_posts_and_swipe_file_stay_out_of_reach(
     await channel.push(post, views=10, likes=5, comments=0, shares=0)
     async with platform.session_factory() as session, session.begin():
         await ideation_service.record_swipe_items(
-            session, account_id=tenant.account_id, items=[{"url": "https://example.org/x", "title": "Mine", "views": 9}]
+            session,
+            account_id=tenant.account_id,
+            items=[ideation_service.SwipeEntry(url="https://example.org/x", title="Mine", views=9)],
         )
     stranger = await make_tenant()
     refused = await stranger.call("find_winning_content", {"project_id": str(tenant.project_id)})

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolhost.domains.quality.scoring import BrandSignals, PostInput, QualityResult, score_post
+from toolhost.domains.quality.scoring import BrandSignals, CategoryScore, PostInput, QualityResult, score_post
 
 DATA = Path(__file__).parents[2] / "data" / "quality" / "labelled_posts.jsonl"
 
@@ -49,9 +49,9 @@ def test_a_blocked_term_blocks_whatever_the_total() -> None:
 
 def test_an_over_limit_tweet_fails_platform_fit_with_a_blocker() -> None:
     result = score_post(PostInput(caption="word " * 80, platforms=("twitter",)))
-    fit = next(item for item in result.categories if item["name"] == "Platform Fit")
-    assert fit["score"] == 0
-    assert "over the Twitter limit" in fit["detail"]
+    fit = next(item for item in result.categories if item.name == "Platform Fit")
+    assert fit.score == 0
+    assert "over the Twitter limit" in fit.detail
     assert "Platform Fit below threshold (0/5)" in result.blockers
 
 
@@ -66,7 +66,7 @@ def test_a_plan_post_without_media_for_instagram_is_flagged() -> None:
     without = score_post(PostInput(caption=caption, platforms=("instagram",), plan_post=True))
 
     def fit(result: QualityResult) -> int:
-        score: int = next(item["score"] for item in result.categories if item["name"] == "Platform Fit")
+        score: int = next(item.score for item in result.categories if item.name == "Platform Fit")
         return score
 
     assert fit(without) < 3 <= fit(with_media)
@@ -102,8 +102,8 @@ def test_the_builtin_writers_output_from_before_issue_10_fails_the_gate() -> Non
     assert passed == []
 
 
-def _category(result: QualityResult, name: str) -> dict[str, Any]:
-    return next(item for item in result.categories if item["name"] == name)
+def _category(result: QualityResult, name: str) -> CategoryScore:
+    return next(item for item in result.categories if item.name == name)
 
 
 def test_an_imperative_or_a_question_at_the_end_is_a_call_to_action() -> None:
@@ -116,8 +116,8 @@ def test_an_imperative_or_a_question_at_the_end_is_a_call_to_action() -> None:
             )
         )
         cta = _category(result, "CTA Strength")
-        assert cta["score"] >= 4, cta
-        assert "no call to action" not in cta["detail"].lower()
+        assert cta.score >= 4, cta
+        assert "no call to action" not in cta.detail.lower()
 
 
 def test_a_plain_post_without_a_call_to_action_is_not_blocked_for_it() -> None:
@@ -129,7 +129,7 @@ def test_a_plain_post_without_a_call_to_action_is_not_blocked_for_it() -> None:
         )
     )
     assert result.passed, result.blockers
-    assert _category(result, "CTA Strength")["score"] == 3
+    assert _category(result, "CTA Strength").score == 3
 
 
 def test_template_features_do_not_raise_the_score() -> None:
@@ -162,5 +162,5 @@ def test_incoherent_posts_are_blocked_with_a_reason(caption: str, kind: str) -> 
     result = score_post(PostInput(caption=caption, platforms=("linkedin",)))
     clarity = _category(result, "Message Clarity")
     assert not result.passed
-    assert clarity["score"] < 3, clarity
-    assert kind in clarity["detail"], clarity["detail"]
+    assert clarity.score < 3, clarity
+    assert kind in clarity.detail, clarity.detail

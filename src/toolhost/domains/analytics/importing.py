@@ -32,7 +32,8 @@ class ImportRejected(ValueError):
 
 
 def parse(content: bytes, *, file_name: str) -> list[dict[str, Any]]:
-    """The rows of a JSON array (or {"snapshots": [...]}) or a CSV with a header line."""
+    """The rows of a JSON array (or {"snapshots": [...]}) or a CSV with a header line, as the file has them:
+    import_snapshots checks every row before anything is stored."""
     if len(content) > MAX_BYTES:
         raise ImportRejected([f"the file is over {MAX_BYTES // (1024 * 1024)} MB"])
     try:
@@ -61,6 +62,7 @@ def _blank(value: Any) -> bool:
 
 
 def _values(row: dict[str, Any], number: int, problems: list[str]) -> dict[str, Any]:
+    """A row's counts by metrics.COUNTERS names, as metrics.record takes them; one the row lacks is absent."""
     values: dict[str, Any] = {}
     for name in (*WHOLE, "watch_time_minutes"):
         raw = row.get(name)

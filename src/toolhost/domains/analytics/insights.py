@@ -1,11 +1,17 @@
-"""Insight rows (CATALOG.md §11): recomputed from the latest snapshots; a type with fewer than 3 posts gets none."""
+"""Insight rows (CATALOG.md §11): recomputed from the latest snapshots; a type with fewer than 3 posts gets none.
+
+Each row's `insight_data` is JSON stored as the catalogue shows it (get_performance_insights returns it as is),
+so the functions that compute it build dicts.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -59,7 +65,18 @@ def slot_of(post: Post) -> tuple[str, int]:
     return WEEKDAYS[moment.weekday()], moment.hour
 
 
-def best_slots(measured: Sequence[PostMetrics], *, limit: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class PostingSlot:
+    """A (platform, UTC weekday, UTC hour) slot: the average engagement of its posts and how many there were."""
+
+    platform: str
+    day_of_week: str
+    hour: int
+    avg_engagement: float
+    sample_size: int
+
+
+def best_slots(measured: Sequence[PostMetrics], *, limit: int) -> list[PostingSlot]:
     """The top slots by average engagement: (platform, weekday, hour) groups of posts with metrics."""
     groups: dict[tuple[str, str, int], list[int]] = defaultdict(list)
     for item in measured:
@@ -72,13 +89,13 @@ def best_slots(measured: Sequence[PostMetrics], *, limit: int) -> list[dict[str,
         key=lambda entry: (-sum(entry[1]) / len(entry[1]), -len(entry[1]), entry[0]),
     )
     return [
-        {
-            "platform": platform,
-            "day_of_week": day,
-            "hour": hour,
-            "avg_engagement": round(sum(values) / len(values), 2),
-            "sample_size": len(values),
-        }
+        PostingSlot(
+            platform=platform,
+            day_of_week=day,
+            hour=hour,
+            avg_engagement=round(sum(values) / len(values), 2),
+            sample_size=len(values),
+        )
         for (platform, day, hour), values in ranked[:limit]
     ]
 
@@ -116,7 +133,10 @@ def _optimal_timing(measured: list[PostMetrics]) -> dict[str, Any] | None:
     counted = [item for item in measured if item.latest]
     if len(counted) < MINIMUM_POSTS:
         return None
-    return {"slots": best_slots(counted, limit=5), "posts_analyzed": len(counted)}
+    return {
+        "slots": [dataclasses.asdict(slot) for slot in best_slots(counted, limit=5)],
+        "posts_analyzed": len(counted),
+    }
 
 
 async def _best_models(session: AsyncSession, measured: list[PostMetrics]) -> dict[str, Any] | None:

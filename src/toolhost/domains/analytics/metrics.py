@@ -65,6 +65,11 @@ class PostMetrics:
     def engagement(self) -> int:
         return self.latest.engagement if self.latest else 0
 
+    @property
+    def engagement_rate(self) -> float:
+        """engagement ÷ views × 100, 2 dp; 0 without views."""
+        return engagement_rate(self.engagement, self.views)
+
 
 def engagement_rate(engagement: int, views: int) -> float:
     """engagement ÷ views × 100, 2 dp; 0 without views."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -43,9 +44,19 @@ def pullable(connectors: Connectors, account: ConnectedAccount) -> bool:
     return connector is not None and account.connector not in PUSHED_ONLY and METRICS in connector.capabilities
 
 
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """What a refresh queued: the recent posts, the jobs queued, the posts it cannot pull and those pushed."""
+
+    posts_processed: int
+    queued: int
+    errored: int
+    pushed: int
+
+
 async def enqueue(
     *, session: AsyncSession, connectors: Connectors, account_id: uuid.UUID, project_id: uuid.UUID
-) -> dict[str, Any]:
+) -> Refresh:
     """Queues one job per pullable account with recent published posts; counts what it cannot pull."""
     posts = await metrics.published_posts(session=session, project_ids=[project_id], since=utcnow() - RECENT)
     by_account: dict[uuid.UUID, list[Post]] = defaultdict(list)
@@ -77,14 +88,7 @@ async def enqueue(
             },
         )
         queued += 1
-    return {
-        "success": True,
-        "postsProcessed": len(posts),
-        "queued": queued,
-        "errored": errored,
-        "pushed": pushed,
-        "projectId": str(project_id),
-    }
+    return Refresh(posts_processed=len(posts), queued=queued, errored=errored, pushed=pushed)
 
 
 def refresh_policy(settings: Settings) -> JobPolicy:
@@ -142,6 +146,7 @@ async def run_refresh(run: JobRun) -> JobResult:
 
 
 def _clean(counts: dict[str, Any]) -> dict[str, Any]:
+    """The counters a connector reported, by their COUNTERS names; one it did not report stays absent (unknown)."""
     values: dict[str, Any] = {}
     for name in metrics.COUNTERS:
         value = counts.get(name)

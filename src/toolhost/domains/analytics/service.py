@@ -11,14 +11,15 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from datetime import date, timedelta
+from typing import Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import insights, metrics, winners
+from toolhost.domains.analytics.insights import PostingSlot
 from toolhost.domains.analytics.metrics import PostMetrics
 from toolhost.domains.analytics.models import PerformanceInsight
 from toolhost.domains.approvals.models import ApprovalItem
@@ -31,18 +32,14 @@ from toolhost.providers.text import analysis
 SENSITIVITY = {"low": 50.0, "medium": 30.0, "high": 15.0}
 
 
-def _title(post: Post) -> str:
+def title(post: Post) -> str:
+    """What a post is called in analytics: its title, else its opening line."""
     return (post.title or insights.hook_of(post.caption) or "")[:300]
 
 
-def _brief(item: PostMetrics) -> dict[str, Any]:
-    return {
-        "id": str(item.post.id),
-        "platform": item.post.platform,
-        "title": _title(item.post),
-        "views": item.views,
-        "engagement": item.engagement,
-    }
+def content_format(post: Post) -> str:
+    """The post's format: its media type in lower case, or text."""
+    return insights.content_format(post)
 
 
 def change_pct(current: float, previous: float) -> float:
@@ -52,8 +49,22 @@ def change_pct(current: float, previous: float) -> float:
     return round((current - previous) / previous * 100, 1)
 
 
-def _direction(change: float) -> str:
+Direction = Literal["up", "down", "flat"]
+
+
+def _direction(change: float) -> Direction:
     return "up" if change > 5 else "down" if change < -5 else "flat"
+
+
+@dataclass(frozen=True, slots=True)
+class Analytics:
+    """The totals of the matching posts, and the top of them by views."""
+
+    total_views: int
+    total_engagement: int
+    post_count: int
+    posts_with_metrics: int
+    top_posts: list[PostMetrics]
 
 
 async def fetch_analytics(
@@ -64,7 +75,7 @@ async def fetch_analytics(
     days: int,
     content_id: str | None,
     limit: int,
-) -> dict[str, Any]:
+) -> Analytics:
     """Totals and the top posts by views of the project's posts published in the last `days` days."""
     posts = await metrics.published_posts(
         session=session,
@@ -76,33 +87,26 @@ async def fetch_analytics(
         posts = [post for post in posts if str(post.id) == content_id.lower() or str(post.plan_id) == content_id]
     measured = await metrics.with_metrics(session=session, posts=posts)
     ranked = sorted(measured, key=lambda item: (-item.views, -item.engagement, str(item.post.id)))
-    return {
-        "platform": platform,
-        "totalViews": sum(item.views for item in measured),
-        "totalEngagement": sum(item.engagement for item in measured),
-        "postCount": len(measured),
-        "postsWithMetrics": sum(1 for item in measured if item.latest),
-        "posts": [
-            {
-                "id": str(item.post.id),
-                "platform": item.post.platform,
-                "title": _title(item.post),
-                "views": item.views,
-                "engagement": item.engagement,
-                "posted_at": iso(item.post.published_at),
-                "content_type": insights.content_format(item.post),
-                "model_used": None,
-                "captured_at": iso(item.latest.captured_at) if item.latest else None,
-            }
-            for item in ranked[:limit]
-        ],
-        "days": days,
-    }
+    return Analytics(
+        total_views=sum(item.views for item in measured),
+        total_engagement=sum(item.engagement for item in measured),
+        post_count=len(measured),
+        posts_with_metrics=sum(1 for item in measured if item.latest),
+        top_posts=ranked[:limit],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PostingTimes:
+    """The best slots, and how many measured posts they were ranked from."""
+
+    records_analyzed: int
+    slots: list[PostingSlot]
 
 
 async def best_posting_times(
     *, session: AsyncSession, project_id: uuid.UUID, platform: str | None, days: int
-) -> dict[str, Any]:
+) -> PostingTimes:
     """The top 5 (platform, UTC weekday, UTC hour) slots by average engagement of published posts."""
     posts = await metrics.published_posts(
         session=session,
@@ -111,18 +115,13 @@ async def best_posting_times(
         since=utcnow() - timedelta(days=days),
     )
     measured = [item for item in await metrics.with_metrics(session=session, posts=posts) if item.latest]
-    return {
-        "platform": platform,
-        "days": days,
-        "recordsAnalyzed": len(measured),
-        "slots": insights.best_slots(measured, limit=5),
-    }
+    return PostingTimes(records_analyzed=len(measured), slots=insights.best_slots(measured, limit=5))
 
 
 async def performance_insights(
     *, session: AsyncSession, project_id: uuid.UUID, insight_type: str | None, days: int, limit: int
-) -> dict[str, Any]:
-    """The project's insight rows generated in the last `days` days, recomputed first when stale."""
+) -> list[PerformanceInsight]:
+    """The project's insight rows generated in the last `days` days, newest first, recomputed first when stale."""
     if await insights.stale(session=session, project_id=project_id):
         await insights.recompute(session=session, project_id=project_id)
     query = select(PerformanceInsight).where(
@@ -131,27 +130,69 @@ async def performance_insights(
     )
     if insight_type:
         query = query.where(PerformanceInsight.insight_type == insight_type)
-    rows = await session.scalars(query.order_by(PerformanceInsight.generated_at.desc()).limit(limit))
-    return {
-        "insights": [_insight(row) for row in rows],
-        "days": days,
-        "insightType": insight_type,
-    }
-
-
-def _insight(row: PerformanceInsight) -> dict[str, Any]:
-    return {
-        "id": str(row.id),
-        "project_id": str(row.project_id),
-        "insight_type": row.insight_type,
-        "insight_data": row.insight_data,
-        "confidence_score": row.confidence_score,
-        "generated_at": iso(row.generated_at),
-    }
+    return list(await session.scalars(query.order_by(PerformanceInsight.generated_at.desc()).limit(limit)))
 
 
 def _totals(items: Sequence[PostMetrics]) -> tuple[int, int]:
     return sum(item.views for item in items), sum(item.engagement for item in items)
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformBreakdown:
+    """One platform's posts of the period, and their views and engagement."""
+
+    platform: str
+    posts: int
+    views: int
+    engagement: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrendChange:
+    """How a total moved against the previous period."""
+
+    direction: Direction
+    change_pct: float
+
+
+@dataclass(frozen=True, slots=True)
+class WinningPatterns:
+    """The most common hook types, formats and posting times of the period's top quarter by views."""
+
+    hook_types: list[str]
+    content_formats: list[str]
+    posting_times: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """A period's totals, best and worst posts, trends against the period before, and what to do next."""
+
+    period: str
+    period_start: date
+    period_end: date
+    total_posts: int
+    total_views: int
+    total_engagement: int
+    avg_engagement_rate: float
+    best_performing: PostMetrics | None
+    worst_performing: PostMetrics | None
+    platform_breakdown: list[PlatformBreakdown]
+    posts_with_metrics: int
+    views_trend: TrendChange
+    engagement_trend: TrendChange
+    recommendations: list[str]
+    winning_patterns: WinningPatterns
+
+    @property
+    def has_data(self) -> bool:
+        """Whether any post of the period has metrics."""
+        return self.posts_with_metrics > 0
+
+
+def _trend(current: int, previous: int) -> TrendChange:
+    change = change_pct(current, previous)
+    return TrendChange(direction=_direction(change), change_pct=change)
 
 
 async def performance_digest(
@@ -160,7 +201,7 @@ async def performance_digest(
     project_ids: Sequence[uuid.UUID],
     period: str,
     include_recommendations: bool,
-) -> dict[str, Any]:
+) -> Digest:
     """The period's totals, best/worst posts, trends vs the previous equal period and what to do next."""
     days = int(period.rstrip("d"))
     end = utcnow()
@@ -178,61 +219,47 @@ async def performance_digest(
     breakdown: dict[str, list[PostMetrics]] = defaultdict(list)
     for item in current:
         breakdown[item.post.platform].append(item)
-    trends = {
-        "views": {
-            "direction": _direction(change_pct(views, previous_views)),
-            "change_pct": change_pct(views, previous_views),
-        },
-        "engagement": {
-            "direction": _direction(change_pct(engagement, previous_engagement)),
-            "change_pct": change_pct(engagement, previous_engagement),
-        },
-    }
+    views_trend, engagement_trend = _trend(views, previous_views), _trend(engagement, previous_engagement)
     rate = metrics.engagement_rate(engagement, views)
-    payload: dict[str, Any] = {
-        "period": period,
-        "period_start": start.date().isoformat(),
-        "period_end": end.date().isoformat(),
-        "metrics": {
-            "total_posts": len({item.post.id for item in current}),
-            "total_views": views,
-            "total_engagement": engagement,
-            "avg_engagement_rate": rate,
-            "best_performing": _brief(by_views[0]) if by_views else None,
-            "worst_performing": _brief(by_views[-1]) if by_views else None,
-            "platform_breakdown": sorted(
-                (
-                    {
-                        "platform": platform,
-                        "posts": len(items),
-                        "views": _totals(items)[0],
-                        "engagement": _totals(items)[1],
-                    }
-                    for platform, items in breakdown.items()
-                ),
-                key=lambda entry: (-entry["views"], entry["platform"]),
+    return Digest(
+        period=period,
+        period_start=start.date(),
+        period_end=end.date(),
+        total_posts=len({item.post.id for item in current}),
+        total_views=views,
+        total_engagement=engagement,
+        avg_engagement_rate=rate,
+        best_performing=by_views[0] if by_views else None,
+        worst_performing=by_views[-1] if by_views else None,
+        platform_breakdown=sorted(
+            (
+                PlatformBreakdown(
+                    platform=platform, posts=len(items), views=_totals(items)[0], engagement=_totals(items)[1]
+                )
+                for platform, items in breakdown.items()
             ),
-            "posts_with_metrics": len(measured),
-        },
-        "trends": trends,
-        "recommendations": [],
-        "winning_patterns": _winning_patterns(by_views[: max(1, math.ceil(len(by_views) / 4))] if by_views else []),
-        "has_data": bool(measured),
-    }
-    if include_recommendations:
-        payload["recommendations"] = _recommendations(
+            key=lambda entry: (-entry.views, entry.platform),
+        ),
+        posts_with_metrics=len(measured),
+        views_trend=views_trend,
+        engagement_trend=engagement_trend,
+        recommendations=_recommendations(
             days=days,
             posts=len(current),
             measured=len(measured),
             platforms=len(breakdown),
             rate=rate,
             views=views,
-            trends=trends,
+            views_change=views_trend.change_pct,
+            engagement_change=engagement_trend.change_pct,
         )
-    return payload
+        if include_recommendations
+        else [],
+        winning_patterns=_winning_patterns(by_views[: max(1, math.ceil(len(by_views) / 4))] if by_views else []),
+    )
 
 
-def _winning_patterns(top: Sequence[PostMetrics]) -> dict[str, list[str]]:
+def _winning_patterns(top: Sequence[PostMetrics]) -> WinningPatterns:
     hooks: Counter[str] = Counter()
     formats: Counter[str] = Counter()
     times: Counter[str] = Counter()
@@ -241,15 +268,23 @@ def _winning_patterns(top: Sequence[PostMetrics]) -> dict[str, list[str]]:
         formats[insights.content_format(item.post)] += 1
         day, hour = insights.slot_of(item.post)
         times[f"{day} {hour:02d}:00 UTC"] += 1
-    return {
-        "hook_types": [name for name, _ in hooks.most_common(3)],
-        "content_formats": [name for name, _ in formats.most_common(3)],
-        "posting_times": [name for name, _ in times.most_common(3)],
-    }
+    return WinningPatterns(
+        hook_types=[name for name, _ in hooks.most_common(3)],
+        content_formats=[name for name, _ in formats.most_common(3)],
+        posting_times=[name for name, _ in times.most_common(3)],
+    )
 
 
 def _recommendations(
-    *, days: int, posts: int, measured: int, platforms: int, rate: float, views: int, trends: dict[str, Any]
+    *,
+    days: int,
+    posts: int,
+    measured: int,
+    platforms: int,
+    rate: float,
+    views: int,
+    views_change: float,
+    engagement_change: float,
 ) -> list[str]:
     if posts == 0:
         return [
@@ -262,8 +297,6 @@ def _recommendations(
             "No metrics were received for this period's posts yet: call refresh_platform_analytics "
             "or have the webhook receiver send snapshots."
         )
-    views_change = trends["views"]["change_pct"]
-    engagement_change = trends["engagement"]["change_pct"]
     if measured and views_change < -10:
         advice.append("Views fell: try new hooks and different posting times (get_best_posting_times).")
     if measured and rate < 2:
@@ -279,6 +312,32 @@ def _recommendations(
     return advice or ["Performance is stable: keep the current cadence and mix."]
 
 
+AnomalyType = Literal["spike", "drop", "viral", "trend_shift"]
+
+
+@dataclass(frozen=True, slots=True)
+class Anomaly:
+    """An unusual move of one metric on one platform, the posts behind it, and what to do about it."""
+
+    type: AnomalyType
+    metric: str
+    platform: str
+    magnitude: float
+    affected_posts: list[PostMetrics]
+    confidence: float
+    suggested_action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Anomalies:
+    """The anomalies of the current window (largest first), the window's dates, and a sentence on them."""
+
+    anomalies: list[Anomaly]
+    current_start: date
+    current_end: date
+    summary: str
+
+
 async def anomalies(
     *,
     session: AsyncSession,
@@ -286,7 +345,7 @@ async def anomalies(
     days: int,
     sensitivity: str,
     platforms: Sequence[str] | None,
-) -> dict[str, Any]:
+) -> Anomalies:
     """Spikes, drops, viral posts and engagement-rate shifts per platform: the last `days` days vs the `days` before."""
     threshold = SENSITIVITY[sensitivity]
     end = utcnow()
@@ -301,70 +360,63 @@ async def anomalies(
         assert item.post.published_at is not None
         current, previous = windows[item.post.platform]
         (current if item.post.published_at >= start else previous).append(item)
-    period = {"current_start": start.date().isoformat(), "current_end": end.date().isoformat()}
-    found: list[dict[str, Any]] = []
+    found: list[Anomaly] = []
     for platform, (current, previous) in sorted(windows.items()):
         if not any(item.latest for item in (*current, *previous)):
             continue
-        found.extend(_platform_anomalies(platform, current, previous, threshold, period))
-    found.sort(key=lambda entry: -abs(entry["magnitude"]))
+        found.extend(_platform_anomalies(platform, current, previous, threshold))
+    found.sort(key=lambda anomaly: -abs(anomaly.magnitude))
     if found:
-        platforms_hit = len({anomaly["platform"] for anomaly in found})
+        platforms_hit = len({anomaly.platform for anomaly in found})
         summary = f"{len(found)} anomal{'y' if len(found) == 1 else 'ies'} across {platforms_hit} platform(s)."
     elif any(item.latest for item in measured):
         summary = f"No anomalies at {sensitivity} sensitivity over the last {days} days vs the {days} before."
     else:
         summary = "No metrics for these posts yet, so no anomaly can be detected."
-    return {"anomalies": found, "summary": summary}
+    return Anomalies(anomalies=found, current_start=start.date(), current_end=end.date(), summary=summary)
 
 
 def _platform_anomalies(
-    platform: str,
-    current: list[PostMetrics],
-    previous: list[PostMetrics],
-    threshold: float,
-    period: dict[str, str],
-) -> list[dict[str, Any]]:
+    platform: str, current: list[PostMetrics], previous: list[PostMetrics], threshold: float
+) -> list[Anomaly]:
     found = []
     for metric_name in ("views", "engagement"):
         now_total = sum(getattr(item, metric_name) for item in current)
         before_total = sum(getattr(item, metric_name) for item in previous)
         change = change_pct(now_total, before_total)
         if abs(change) >= threshold and (now_total or before_total):
-            kind = "spike" if change > 0 else "drop"
+            kind: AnomalyType = "spike" if change > 0 else "drop"
             drivers = current if kind == "spike" else previous
             found.append(
-                {
-                    "type": kind,
-                    "metric": metric_name,
-                    "platform": platform,
-                    "magnitude": round(change, 1),
-                    "period": period,
-                    "affected_posts": _drivers(drivers, metric_name),
-                    "confidence": round(min(1.0, abs(change) / 100), 2),
-                    "suggested_action": (
+                Anomaly(
+                    type=kind,
+                    metric=metric_name,
+                    platform=platform,
+                    magnitude=round(change, 1),
+                    affected_posts=_drivers(drivers, metric_name),
+                    confidence=round(min(1.0, abs(change) / 100), 2),
+                    suggested_action=(
                         f"Study what the top {platform} posts did and repeat it."
                         if kind == "spike"
                         else f"Check {platform} posting times and hooks "
                         "(get_best_posting_times, get_performance_insights)."
                     ),
-                }
+                )
             )
     if current and previous:
         average_now = sum(item.views for item in current) / len(current)
         average_before = sum(item.views for item in previous) / len(previous)
         if average_before > 0 and average_now > 10 * average_before:
             found.append(
-                {
-                    "type": "viral",
-                    "metric": "views",
-                    "platform": platform,
-                    "magnitude": round(average_now / average_before, 2),
-                    "period": period,
-                    "affected_posts": _drivers(current, "views"),
-                    "confidence": 0.9,
-                    "suggested_action": "A post went viral: reply to its comments and follow up on its topic soon.",
-                }
+                Anomaly(
+                    type="viral",
+                    metric="views",
+                    platform=platform,
+                    magnitude=round(average_now / average_before, 2),
+                    affected_posts=_drivers(current, "views"),
+                    confidence=0.9,
+                    suggested_action="A post went viral: reply to its comments and follow up on its topic soon.",
+                )
             )
     if len(current) >= 2 and len(previous) >= 2:
         rate_now = metrics.engagement_rate(*_totals(current)[::-1])
@@ -372,82 +424,67 @@ def _platform_anomalies(
         change = change_pct(rate_now, rate_before)
         if abs(change) >= threshold and (rate_now or rate_before):
             found.append(
-                {
-                    "type": "trend_shift",
-                    "metric": "engagement_rate",
-                    "platform": platform,
-                    "magnitude": round(change, 1),
-                    "period": period,
-                    "affected_posts": _drivers(current, "engagement"),
-                    "confidence": round(min(1.0, min(len(current), len(previous)) / 5), 2),
-                    "suggested_action": (
+                Anomaly(
+                    type="trend_shift",
+                    metric="engagement_rate",
+                    platform=platform,
+                    magnitude=round(change, 1),
+                    affected_posts=_drivers(current, "engagement"),
+                    confidence=round(min(1.0, min(len(current), len(previous)) / 5), 2),
+                    suggested_action=(
                         "Engagement per view rose: keep the formats that drive it."
                         if change > 0
                         else "Engagement per view fell: revisit hooks and calls to action."
                     ),
-                }
+                )
             )
     return found
 
 
-def _drivers(items: Sequence[PostMetrics], metric_name: str) -> list[dict[str, Any]]:
+def _drivers(items: Sequence[PostMetrics], metric_name: str) -> list[PostMetrics]:
     ranked = sorted((item for item in items if item.latest), key=lambda item: -getattr(item, metric_name))
-    return [_brief(item) for item in ranked[:5]]
+    return ranked[:5]
 
 
-async def loop_summary(*, session: AsyncSession, project_id: uuid.UUID) -> dict[str, Any]:
-    """Brand status, the 10 latest posts with their latest metrics, current insights and the next step."""
+@dataclass(frozen=True, slots=True)
+class LoopSummary:
+    """Where a project stands: its brand profile, its latest posts and insights, and the next step to take."""
+
+    profile: BrandProfileVersion | None
+    recent_posts: list[PostMetrics]
+    current_insights: list[PerformanceInsight]
+    next_action: str
+
+
+async def loop_summary(*, session: AsyncSession, project_id: uuid.UUID) -> LoopSummary:
+    """The brand profile, the 10 latest posts with their latest metrics, the newest insight of each type, and
+    the next step."""
     profile = await session.scalar(
         select(BrandProfileVersion)
         .where(BrandProfileVersion.project_id == project_id)
         .order_by(BrandProfileVersion.version.desc())
         .limit(1)
     )
-    brand: dict[str, Any] = {"hasProfile": profile is not None}
-    if profile is not None:
-        brand.update(brandName=profile.brand_name, version=profile.version, updatedAt=iso(profile.created_at))
     latest_posts = list(
         await session.scalars(
             select(Post).where(Post.project_id == project_id).order_by(Post.created_at.desc()).limit(10)
         )
     )
     counters = await metrics.latest_counters(session=session, posts=latest_posts)
-    recent = []
-    for post in latest_posts:
-        latest = counters.get(post.id)
-        recent.append(
-            {
-                "id": str(post.id),
-                "platform": post.platform,
-                "status": post.status,
-                "title": _title(post),
-                "published_at": iso(post.published_at),
-                "metrics": None
-                if latest is None
-                else {
-                    "views": latest.views,
-                    "likes": latest.likes,
-                    "comments": latest.comments,
-                    "shares": latest.shares,
-                    "engagement": latest.engagement,
-                    "captured_at": iso(latest.captured_at),
-                },
-            }
-        )
     rows = await session.scalars(
         select(PerformanceInsight)
         .where(PerformanceInsight.project_id == project_id)
         .order_by(PerformanceInsight.generated_at.desc())
     )
-    current_insights: dict[str, dict[str, Any]] = {}
+    current_insights: dict[str, PerformanceInsight] = {}
     for row in rows:
-        current_insights.setdefault(row.insight_type, _insight(row))
-    return {
-        "brandStatus": brand,
-        "recentContent": recent,
-        "currentInsights": list(current_insights.values()),
-        "recommendedNextAction": await _next_action(session, project_id, profile is not None),
-    }
+        current_insights.setdefault(row.insight_type, row)
+    return LoopSummary(
+        profile=profile,
+        recent_posts=[PostMetrics(post=post, latest=counters.get(post.id)) for post in latest_posts],
+        current_insights=list(current_insights.values()),
+        next_action=await _next_action(session, project_id, profile is not None),
+    )
 
 
 async def _next_action(session: AsyncSession, project_id: uuid.UUID, has_profile: bool) -> str:
@@ -516,7 +553,7 @@ class PerformanceSummary:
     content_formats: list[str]
     cta_styles: list[str]
     topics: list[str]
-    best_slot: dict[str, Any] | None
+    best_slot: PostingSlot | None
     generated_at: str
 
 
@@ -525,7 +562,7 @@ def _measured_post(item: PostMetrics) -> MeasuredPost:
     return MeasuredPost(
         id=str(item.post.id),
         platform=item.post.platform,
-        title=_title(item.post),
+        title=title(item.post),
         hook=hook[:300],
         hook_type=winners.hook_type(hook),
         content_format=insights.content_format(item.post),

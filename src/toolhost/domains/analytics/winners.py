@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import or_, select
@@ -249,41 +248,72 @@ def _analysis(candidate: Candidate) -> str:
     )
 
 
-def _winner(candidate: Candidate, scanned_at: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """The counters behind a winner (a swipe item only has views)."""
+
+    views: int
+    likes: int | None
+    comments: int | None
+    shares: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Winner:
+    """One winning post or swipe-file item, with a rule-based analysis of why it won."""
+
+    id: str
+    source_platform: str
+    source_url: str | None
+    creator_name: str | None
+    title: str
+    hook_text: str
+    hook_type: str | None
+    story_type: str
+    visual_pattern: str
+    emotional_triggers: list[str]
+    content_structure: str
+    metrics: Counts
+    velocity_vph: float
+    qa_score: float
+    is_viral: bool
+    ai_analysis: str
+    replication_prompt: str
+    scanned_at: str
+
+
+def _winner(candidate: Candidate, scanned_at: str) -> Winner:
     hook = hook_of(candidate.text)
     kind = hook_type(hook)
     story = story_type(candidate.text)
     structure = content_structure(candidate.text)
     visual = VISUAL_PATTERNS.get((candidate.media_type or "").upper(), "text-only")
     opening = f"a {kind.replace('_', ' ')} hook" if kind else "a hook"
-    return {
-        "id": candidate.id,
-        "source_platform": candidate.source_platform,
-        "source_url": candidate.source_url,
-        "creator_name": candidate.creator_name,
-        "title": candidate.title,
-        "hook_text": hook,
-        "hook_type": kind,
-        "story_type": story,
-        "visual_pattern": visual,
-        "emotional_triggers": emotional_triggers(candidate.text),
-        "content_structure": structure,
-        "metrics": {
-            "views": candidate.views,
-            "likes": candidate.likes,
-            "comments": candidate.comments,
-            "shares": candidate.shares,
-        },
-        "velocity_vph": candidate.velocity_vph,
-        "qa_score": candidate.qa_score,
-        "is_viral": candidate.is_viral,
-        "ai_analysis": _analysis(candidate),
-        "replication_prompt": (
+    return Winner(
+        id=candidate.id,
+        source_platform=candidate.source_platform,
+        source_url=candidate.source_url,
+        creator_name=candidate.creator_name,
+        title=candidate.title,
+        hook_text=hook,
+        hook_type=kind,
+        story_type=story,
+        visual_pattern=visual,
+        emotional_triggers=emotional_triggers(candidate.text),
+        content_structure=structure,
+        metrics=Counts(
+            views=candidate.views, likes=candidate.likes, comments=candidate.comments, shares=candidate.shares
+        ),
+        velocity_vph=candidate.velocity_vph,
+        qa_score=candidate.qa_score,
+        is_viral=candidate.is_viral,
+        ai_analysis=_analysis(candidate),
+        replication_prompt=(
             f"Write a {story} {visual} post about [NEW_TOPIC] for [CREATOR_BRAND]. Open with {opening} in the "
             f'spirit of "{hook}", then follow this structure: {structure}.'
         ),
-        "scanned_at": scanned_at,
-    }
+        scanned_at=scanned_at,
+    )
 
 
 async def find(
@@ -295,7 +325,7 @@ async def find(
     days: int,
     limit: int,
     min_qa_score: float,
-) -> list[dict[str, Any]]:
+) -> list[Winner]:
     """The winners, best first: qa_score, then views per hour."""
     now = utcnow()
     since = now - timedelta(days=days)

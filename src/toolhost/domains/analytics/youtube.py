@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from toolhost.domains.analytics.schemas import FetchYoutubeAnalyticsIn, FetchYoutubeAnalyticsOut
+from toolhost.config import Settings
+from toolhost.db.session import end_unit_of_work
 from toolhost.domains.distribution import service as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
-from toolhost.platform.context import ToolContext
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
@@ -32,21 +35,21 @@ TOP = ("views", "estimatedMinutesWatched", "likes", "comments")
 RENAMED = {"estimatedMinutesWatched": "watchTimeMinutes"}
 
 
-async def _account(ctx: ToolContext, args: FetchYoutubeAnalyticsIn) -> ConnectedAccount:
+async def _account(session: AsyncSession, project_id: uuid.UUID, connected_account_id: str | None) -> ConnectedAccount:
     """The routed YouTube account: the given id in this project, else the single usable one."""
     accounts = [
         account
-        for account in await ctx.session.scalars(
+        for account in await session.scalars(
             select(ConnectedAccount).where(
-                ConnectedAccount.project_id == ctx.project_id,
+                ConnectedAccount.project_id == project_id,
                 ConnectedAccount.platform == "youtube",
                 ConnectedAccount.connector == "youtube",
             )
         )
         if accounts_service.is_usable(account)
     ]
-    if args.connected_account_id is not None:
-        wanted = uuid.UUID(args.connected_account_id)
+    if connected_account_id is not None:
+        wanted = uuid.UUID(connected_account_id)
         for account in accounts:
             if account.id == wanted:
                 return account
@@ -56,7 +59,7 @@ async def _account(ctx: ToolContext, args: FetchYoutubeAnalyticsIn) -> Connected
         )
     if not accounts:
         raise ValidationFailed(
-            f"no active YouTube account is bound to project {ctx.project_id}",
+            f"no active YouTube account is bound to project {project_id}",
             recover_with="call start_platform_connection with platform youtube",
         )
     if len(accounts) > 1:
@@ -77,6 +80,7 @@ def _number(value: Any) -> float:
 
 
 def _counts(row: dict[str, Any], metrics: tuple[str, ...]) -> dict[str, Any]:
+    """A report row's figures by YouTube's metric names (watch time renamed): the API names them, not toolhost."""
     values: dict[str, Any] = {}
     for metric in metrics:
         number = _number(row.get(metric))
@@ -84,57 +88,83 @@ def _counts(row: dict[str, Any], metrics: tuple[str, ...]) -> dict[str, Any]:
     return values
 
 
-async def fetch(*, ctx: ToolContext, args: FetchYoutubeAnalyticsIn) -> FetchYoutubeAnalyticsOut:
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A YouTube Analytics report: the channel's or a video's totals, one row per day, or the top videos.
+
+    Rows are keyed by YouTube's metric names, as the API returns them.
+    """
+
+    totals: dict[str, Any] | None = None
+    daily: list[dict[str, Any]] | None = None
+    video_id: str | None = None
+    average_view_duration: int | None = None
+    top_videos: list[dict[str, Any]] | None = None
+
+
+async def fetch(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    project_id: uuid.UUID,
+    action: str,
+    start_date: date,
+    end_date: date,
+    video_id: str | None,
+    max_results: int,
+    connected_account_id: str | None,
+) -> Report:
     """Runs the report the action asks for through the account's YouTube connector."""
-    connector = Connectors(ctx.settings).get("youtube")
+    connector = Connectors(settings).get("youtube")
     if not isinstance(connector, YouTubeConnector):
         raise ValidationFailed(
             "the youtube connector is not configured on this server",
             recover_with="an operator sets distribution.connectors.youtube_client_id and youtube_client_secret",
         )
-    account = await _account(ctx, args)
-    await ctx.commit()
-    vault = TokenVault(ctx.settings.keyring)
-    session = accounts_service.session_of(account, vault)
-    root = ctx.settings.distribution.connectors.youtube_analytics_url.rstrip("/")
-    base = {"ids": "channel==MINE", "startDate": args.start_date.isoformat(), "endDate": args.end_date.isoformat()}
+    account = await _account(session, project_id, connected_account_id)
+    # The report calls come next: no transaction is held across them.
+    await end_unit_of_work(session)
+    vault = TokenVault(settings.keyring)
+    view = accounts_service.session_of(account, vault)
+    root = settings.distribution.connectors.youtube_analytics_url.rstrip("/")
+    base = {"ids": "channel==MINE", "startDate": start_date.isoformat(), "endDate": end_date.isoformat()}
 
     async def report(**query: Any) -> list[dict[str, Any]]:
         # The connector's authorised read (token refresh, upstream errors) serves both Google APIs.
-        return _rows(await connector._read(session, f"{root}/reports?{urlencode({**base, **query})}"))
+        return _rows(await connector._read(view, f"{root}/reports?{urlencode({**base, **query})}"))
 
-    payload: dict[str, Any] = {"action": args.action, "startDate": base["startDate"], "endDate": base["endDate"]}
-    if args.action == "channel":
+    if action == "channel":
         rows = await report(metrics=",".join(TOTALS))
-        payload["analytics"] = _counts(rows[0] if rows else {}, TOTALS)
-    elif args.action == "daily":
+        result = Report(totals=_counts(rows[0] if rows else {}, TOTALS))
+    elif action == "daily":
         rows = await report(metrics=",".join(DAILY), dimensions="day", sort="day")
-        payload["dailyAnalytics"] = [{"date": str(row.get("day")), **_counts(row, DAILY)} for row in rows]
-    elif args.action == "video":
+        result = Report(daily=[{"date": str(row.get("day")), **_counts(row, DAILY)} for row in rows])
+    elif action == "video":
         metrics = (*TOTALS, "averageViewDuration")
-        rows = await report(metrics=",".join(metrics), filters=f"video=={args.video_id}")
+        rows = await report(metrics=",".join(metrics), filters=f"video=={video_id}")
         counts = _counts(rows[0] if rows else {}, metrics)
-        payload["videoId"] = args.video_id
-        payload["averageViewDuration"] = counts.pop("averageViewDuration")
-        payload["analytics"] = counts
+        duration = counts.pop("averageViewDuration")
+        result = Report(totals=counts, video_id=video_id, average_view_duration=duration)
     else:
-        rows = await report(metrics=",".join(TOP), dimensions="video", sort="-views", maxResults=str(args.max_results))
+        rows = await report(metrics=",".join(TOP), dimensions="video", sort="-views", maxResults=str(max_results))
         ids = [str(row.get("video")) for row in rows if row.get("video")]
         snippets: dict[str, dict[str, Any]] = {}
         if ids:
             query = urlencode({"part": "snippet", "id": ",".join(ids)})
-            videos = await connector._read(session, f"{connector.api_url}/videos?{query}")
+            videos = await connector._read(view, f"{connector.api_url}/videos?{query}")
             snippets = {str(video.get("id")): video.get("snippet") or {} for video in videos.get("items") or []}
-        payload["topVideos"] = [
-            {
-                "videoId": str(row.get("video")),
-                "title": str(snippets.get(str(row.get("video")), {}).get("title") or ""),
-                "thumbnail": (
-                    (snippets.get(str(row.get("video")), {}).get("thumbnails") or {}).get("default") or {}
-                ).get("url"),
-                **_counts(row, TOP),
-            }
-            for row in rows
-        ]
-    accounts_service.store_refreshed(account, session, vault)
-    return FetchYoutubeAnalyticsOut.model_validate(payload)
+        result = Report(
+            top_videos=[
+                {
+                    "videoId": str(row.get("video")),
+                    "title": str(snippets.get(str(row.get("video")), {}).get("title") or ""),
+                    "thumbnail": (
+                        (snippets.get(str(row.get("video")), {}).get("thumbnails") or {}).get("default") or {}
+                    ).get("url"),
+                    **_counts(row, TOP),
+                }
+                for row in rows
+            ]
+        )
+    accounts_service.store_refreshed(account, view, vault)
+    return result

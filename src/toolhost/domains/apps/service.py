@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -16,15 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import metrics
-from toolhost.domains.analytics.metrics import engagement_rate
+from toolhost.domains.analytics.metrics import PostMetrics, engagement_rate
 from toolhost.domains.distribution.models import Post
-from toolhost.platform.dates import iso
 
 CALENDAR_STATUSES = ("draft", "pending", "scheduled", "published")
 CALENDAR_DAYS = 7
 # A week holds at most this many posts on the calendar; more would not be readable in one view anyway.
 CALENDAR_LIMIT = 500
-FIRST_LINE_LIMIT = 200
 PULSE_POSTS = 100
 
 
@@ -44,7 +43,7 @@ def _in_window(column: Any, start: datetime, end: datetime) -> Any:
     return and_(column >= start, column < end)
 
 
-async def calendar(*, session: AsyncSession, project_id: uuid.UUID, start_date: date) -> list[dict[str, Any]]:
+async def calendar(*, session: AsyncSession, project_id: uuid.UUID, start_date: date) -> list[Post]:
     """The project's draft, pending, scheduled and published posts whose calendar time falls in the week."""
     start = datetime.combine(start_date, time.min, tzinfo=UTC)
     end = start + timedelta(days=CALENDAR_DAYS)
@@ -65,33 +64,37 @@ async def calendar(*, session: AsyncSession, project_id: uuid.UUID, start_date: 
         (post for post in candidates if start <= _calendar_time(post) < end),
         key=lambda post: (_calendar_time(post), str(post.id)),
     )
-    return [
-        {
-            "id": str(post.id),
-            "platform": post.platform,
-            "status": post.status,
-            "title": post.title,
-            "first_line": _first_line(post.caption),
-            "external_post_id": post.external_post_id,
-            "published_at": iso(post.published_at),
-            "scheduled_at": iso(post.scheduled_at),
-            "created_at": iso(post.created_at),
-            "error": post.error,
-        }
-        for post in posts[:CALENDAR_LIMIT]
-    ]
+    return posts[:CALENDAR_LIMIT]
 
 
-def _first_line(caption: str) -> str:
-    """What a calendar card names a post by: the caption's first non-blank line, cut to fit a card."""
-    return next((line.strip() for line in caption.splitlines() if line.strip()), "")[:FIRST_LINE_LIMIT]
+@dataclass(frozen=True, slots=True)
+class PlatformTotals:
+    """One platform's published posts in the window, and their views and engagement."""
+
+    platform: str
+    views: int
+    engagement: int
+    posts: int
 
 
-def _title(post: Post) -> str:
-    return (post.title or post.caption.strip().split("\n", 1)[0])[:300]
+@dataclass(frozen=True, slots=True)
+class Pulse:
+    """The posts published in the window with their latest figures: totals, per platform, the top by views."""
+
+    views: int
+    engagement: int
+    posts: int
+    posts_with_metrics: int
+    platform_totals: list[PlatformTotals]
+    top_posts: list[PostMetrics]
+
+    @property
+    def engagement_rate(self) -> float:
+        """engagement ÷ views × 100, 2 dp."""
+        return engagement_rate(self.engagement, self.views)
 
 
-async def pulse(*, session: AsyncSession, project_id: uuid.UUID, platform: str | None, days: int) -> dict[str, Any]:
+async def pulse(*, session: AsyncSession, project_id: uuid.UUID, platform: str | None, days: int) -> Pulse:
     """Totals, per-platform totals and the top posts by views of the posts published in the last `days` days."""
     posts = await metrics.published_posts(
         session=session,
@@ -100,8 +103,6 @@ async def pulse(*, session: AsyncSession, project_id: uuid.UUID, platform: str |
         since=utcnow() - timedelta(days=days),
     )
     measured = await metrics.with_metrics(session=session, posts=posts)
-    views = sum(item.views for item in measured)
-    engagement = sum(item.engagement for item in measured)
     by_platform: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for item in measured:
         totals = by_platform[item.post.platform]
@@ -109,34 +110,14 @@ async def pulse(*, session: AsyncSession, project_id: uuid.UUID, platform: str |
         totals[1] += item.engagement
         totals[2] += 1
     ranked = sorted(measured, key=lambda item: (-item.views, -item.engagement, str(item.post.id)))
-    return {
-        "project_id": str(project_id),
-        "platform": platform,
-        "days": days,
-        "summary": {
-            "views": views,
-            "engagement": engagement,
-            "engagement_rate": engagement_rate(engagement, views),
-            "posts": len(measured),
-            "posts_with_metrics": sum(1 for item in measured if item.latest),
-        },
-        "platform_totals": [
-            {"platform": name, "views": totals[0], "engagement": totals[1], "posts": totals[2]}
+    return Pulse(
+        views=sum(item.views for item in measured),
+        engagement=sum(item.engagement for item in measured),
+        posts=len(measured),
+        posts_with_metrics=sum(1 for item in measured if item.latest),
+        platform_totals=[
+            PlatformTotals(platform=name, views=totals[0], engagement=totals[1], posts=totals[2])
             for name, totals in sorted(by_platform.items(), key=lambda entry: (-entry[1][0], entry[0]))
         ],
-        "posts": [
-            {
-                "id": str(item.post.id),
-                "platform": item.post.platform,
-                "title": _title(item.post),
-                "views": item.views,
-                "likes": item.latest.likes if item.latest else 0,
-                "comments": item.latest.comments if item.latest else 0,
-                "shares": item.latest.shares if item.latest else 0,
-                "engagement_rate": engagement_rate(item.engagement, item.views),
-                "captured_at": iso(item.latest.captured_at) if item.latest else None,
-                "published_at": iso(item.post.published_at),
-            }
-            for item in ranked[:PULSE_POSTS]
-        ],
-    }
+        top_posts=ranked[:PULSE_POSTS],
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,11 +25,6 @@ from toolhost.platform.results import NotFound, ToolError, ValidationFailed
 RECENT_RUNS = 10
 # A recipe run shows its job's status (CATALOG.md §1.6): `processing` reads as `running`.
 RECIPE_RUN_STATUS = {"processing": "running"}
-
-
-def iso(moment: datetime | None) -> str | None:
-    """A timestamp for output."""
-    return moment.isoformat() if moment is not None else None
 
 
 def parse_id(value: str) -> uuid.UUID | None:
@@ -66,15 +62,13 @@ async def get(session: AsyncSession, *, config_id: str, project_id: uuid.UUID) -
     return config
 
 
-def schedule_config(config: AutopilotConfig) -> dict[str, Any]:
-    """The schedule as the catalogue shows it."""
-    return {"days": list(config.schedule_days), "time": config.schedule_time, "timezone": config.timezone}
-
-
 def _check_recipe(
     registry: Registry, principal: Principal, slug: str | None, inputs: dict[str, Any] | None
 ) -> tuple[str, dict[str, Any]]:
-    """A recipe config's slug and inputs, checked now so a bad config fails at creation, not at 3 a.m."""
+    """A recipe config's slug and inputs, checked now so a bad config fails at creation, not at 3 a.m.
+
+    The inputs stay a dict: they are the recipe's own JSON, whose shape its inputs_schema gives.
+    """
     if slug is None:
         raise ValidationFailed(
             "recipe_slug is required when mode is recipe",
@@ -157,19 +151,41 @@ async def create(
     return config
 
 
-async def update(*, session: AsyncSession, config: AutopilotConfig, changes: dict[str, Any]) -> bool:
-    """Applies the given fields (a budget given as None becomes unlimited); False when none were given."""
-    if not changes:
+class Unchanged(enum.Enum):
+    """A budget the caller left out, which stays as it is (None, by contrast, makes a budget unlimited)."""
+
+    UNCHANGED = "unchanged"
+
+
+UNCHANGED = Unchanged.UNCHANGED
+
+
+async def update(
+    *,
+    session: AsyncSession,
+    config: AutopilotConfig,
+    is_active: bool | None = None,
+    schedule_days: Sequence[str] | None = None,
+    schedule_time: str | None = None,
+    max_credits_per_run: float | None | Unchanged = UNCHANGED,
+    max_credits_per_week: float | None | Unchanged = UNCHANGED,
+) -> bool:
+    """Applies the fields given (None leaves a field as it is, but makes a budget unlimited); False when none were."""
+    budgets = (max_credits_per_run, max_credits_per_week)
+    if all(value is None for value in (is_active, schedule_days, schedule_time)) and all(
+        isinstance(budget, Unchanged) for budget in budgets
+    ):
         return False
-    if "schedule_days" in changes:
-        config.schedule_days = schedule.ordered_days(changes["schedule_days"])
-    if "schedule_time" in changes:
-        config.schedule_time = changes["schedule_time"]
-    if "is_active" in changes:
-        config.is_active = bool(changes["is_active"])
-    for budget in ("max_credits_per_run", "max_credits_per_week"):
-        if budget in changes:
-            setattr(config, budget, changes[budget])
+    if schedule_days is not None:
+        config.schedule_days = schedule.ordered_days(schedule_days)
+    if schedule_time is not None:
+        config.schedule_time = schedule_time
+    if is_active is not None:
+        config.is_active = is_active
+    if not isinstance(max_credits_per_run, Unchanged):
+        config.max_credits_per_run = max_credits_per_run
+    if not isinstance(max_credits_per_week, Unchanged):
+        config.max_credits_per_week = max_credits_per_week
     # A changed schedule or a resumed config is due at the next matching time from now, never in the past.
     config.next_run_at = (
         schedule.next_due(config.schedule_days, config.schedule_time, config.timezone, utcnow())
@@ -232,39 +248,47 @@ async def credits_used_this_week(session: AsyncSession, config: AutopilotConfig,
     return sum(run_state(run, jobs).credits_used for run in runs)
 
 
+@dataclass(frozen=True, slots=True)
+class ListedConfig:
+    """A config and the credits its runs used this week."""
+
+    config: AutopilotConfig
+    credits_used_this_week: int
+
+
 async def list_configs(
     *, session: AsyncSession, project_ids: Sequence[uuid.UUID], active_only: bool
-) -> list[dict[str, Any]]:
+) -> list[ListedConfig]:
     """The configs of these projects, newest first, with this week's spend."""
     query = select(AutopilotConfig).where(AutopilotConfig.project_id.in_(project_ids))
     if active_only:
         query = query.where(AutopilotConfig.is_active.is_(True))
     now = utcnow()
-    items = []
-    for config in await session.scalars(query.order_by(AutopilotConfig.created_at.desc(), AutopilotConfig.id)):
-        items.append(
-            {
-                "id": str(config.id),
-                "name": config.name,
-                "project_id": str(config.project_id),
-                "recipe_id": config.recipe_slug,
-                "is_active": config.is_active,
-                "mode": config.mode,
-                "schedule_config": schedule_config(config),
-                "approval_mode": config.approval_mode,
-                "max_credits_per_run": config.max_credits_per_run,
-                "max_credits_per_week": config.max_credits_per_week,
-                "credits_used_this_week": await credits_used_this_week(session, config, now),
-                "last_run_at": iso(config.last_run_at),
-                "next_run_at": iso(config.next_run_at),
-                "created_at": iso(config.created_at),
-            }
-        )
-    return items
+    return [
+        ListedConfig(config=config, credits_used_this_week=await credits_used_this_week(session, config, now))
+        for config in await session.scalars(query.order_by(AutopilotConfig.created_at.desc(), AutopilotConfig.id))
+    ]
 
 
-async def status(*, session: AsyncSession, project_ids: Sequence[uuid.UUID]) -> dict[str, Any]:
-    """get_autopilot_status's payload over these projects."""
+@dataclass(frozen=True, slots=True)
+class RecentRun:
+    """A run and its state (a recipe run's comes from its job)."""
+
+    run: AutopilotRun
+    state: RunState
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """Autopilot over some projects: active configs, the latest runs, approval items waiting for a person."""
+
+    active_configs: int
+    recent_runs: list[RecentRun]
+    pending_approvals: int
+
+
+async def status(*, session: AsyncSession, project_ids: Sequence[uuid.UUID]) -> Status:
+    """get_autopilot_status over these projects."""
     active = await session.scalar(
         select(func.count())
         .select_from(AutopilotConfig)
@@ -279,28 +303,16 @@ async def status(*, session: AsyncSession, project_ids: Sequence[uuid.UUID]) -> 
         )
     )
     jobs = await recipe_jobs(session, runs)
-    recent = []
-    for run in runs:
-        state = run_state(run, jobs)
-        recent.append(
-            {
-                "id": str(run.id),
-                "config_id": str(run.config_id),
-                "status": state.status,
-                "reason": state.reason,
-                "started_at": iso(run.started_at),
-                "completed_at": iso(state.completed_at),
-                "credits_used": state.credits_used,
-                "pipeline_id": run.pipeline_id,
-                "recipe_run_id": str(run.recipe_run_id) if run.recipe_run_id else None,
-            }
-        )
     pending = await session.scalar(
         select(func.count())
         .select_from(ApprovalItem)
         .where(ApprovalItem.project_id.in_(project_ids), ApprovalItem.status == "pending")
     )
-    return {"activeConfigs": int(active or 0), "recentRuns": recent, "pendingApprovals": int(pending or 0)}
+    return Status(
+        active_configs=int(active or 0),
+        recent_runs=[RecentRun(run=run, state=run_state(run, jobs)) for run in runs],
+        pending_approvals=int(pending or 0),
+    )
 
 
 def reason_of(error: ToolError) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from toolhost.domains.autopilot import service
+from toolhost.domains.autopilot.models import AutopilotConfig
 from toolhost.domains.autopilot.schemas import (
     ConfigItem,
     CreateAutopilotConfigIn,
@@ -15,12 +16,14 @@ from toolhost.domains.autopilot.schemas import (
     GetAutopilotStatusOut,
     ListAutopilotConfigsIn,
     ListAutopilotConfigsOut,
+    RunItem,
     ScheduleConfig,
     UpdateAutopilotConfigIn,
     UpdateAutopilotConfigOut,
     UpdatedConfig,
 )
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import iso
 from toolhost.platform.registry import object_lookup, tool
 
 CONFIG_LOOKUP = object_lookup("config_id", service.project_of_config)
@@ -29,6 +32,45 @@ CONFIG_LOOKUP = object_lookup("config_id", service.project_of_config)
 def _project_ids(ctx: ToolContext) -> list[uuid.UUID]:
     """Project `optional`: the resolved project, else every accessible one."""
     return [ctx.project.id] if ctx.project is not None else list(ctx.accessible_project_ids)
+
+
+def _schedule(config: AutopilotConfig) -> ScheduleConfig:
+    return ScheduleConfig(days=list(config.schedule_days), time=config.schedule_time, timezone=config.timezone)
+
+
+def _config_item(listed: service.ListedConfig) -> ConfigItem:
+    config = listed.config
+    return ConfigItem(
+        id=str(config.id),
+        name=config.name,
+        project_id=str(config.project_id),
+        recipe_id=config.recipe_slug,
+        is_active=config.is_active,
+        mode=config.mode,
+        schedule_config=_schedule(config),
+        approval_mode=config.approval_mode,
+        max_credits_per_run=config.max_credits_per_run,
+        max_credits_per_week=config.max_credits_per_week,
+        credits_used_this_week=listed.credits_used_this_week,
+        last_run_at=iso(config.last_run_at),
+        next_run_at=iso(config.next_run_at),
+        created_at=iso(config.created_at),
+    )
+
+
+def _run_item(recent: service.RecentRun) -> RunItem:
+    run, state = recent.run, recent.state
+    return RunItem(
+        id=str(run.id),
+        config_id=str(run.config_id),
+        status=state.status,
+        reason=state.reason,
+        started_at=iso(run.started_at),
+        completed_at=iso(state.completed_at),
+        credits_used=state.credits_used,
+        pipeline_id=run.pipeline_id,
+        recipe_run_id=str(run.recipe_run_id) if run.recipe_run_id else None,
+    )
 
 
 @tool(module="autopilot", scope="mcp:autopilot", read_only=True, idempotent=True, project="optional")
@@ -40,7 +82,7 @@ async def list_autopilot_configs(ctx: ToolContext, args: ListAutopilotConfigsIn)
     configs = await service.list_configs(
         session=ctx.session, project_ids=_project_ids(ctx), active_only=args.active_only
     )
-    return ListAutopilotConfigsOut(configs=[ConfigItem.model_validate(item) for item in configs])
+    return ListAutopilotConfigsOut(configs=[_config_item(listed) for listed in configs])
 
 
 @tool(module="autopilot", scope="mcp:autopilot", destructive=True, open_world=True, project="strict")
@@ -77,8 +119,8 @@ async def create_autopilot_config(ctx: ToolContext, args: CreateAutopilotConfigI
         name=config.name,
         is_active=config.is_active,
         mode=config.mode,
-        schedule_config=ScheduleConfig(**service.schedule_config(config)),
-        next_run_at=service.iso(config.next_run_at),
+        schedule_config=_schedule(config),
+        next_run_at=iso(config.next_run_at),
     )
 
 
@@ -96,18 +138,28 @@ async def update_autopilot_config(ctx: ToolContext, args: UpdateAutopilotConfigI
     """Changes an autopilot config: pause or resume it (is_active), its days or time, or its credit budgets
     (null makes a budget unlimited). A changed schedule takes effect from the next matching time."""
     config = await service.get(ctx.session, config_id=args.config_id, project_id=ctx.project_id)
-    changes = args.model_dump(exclude_unset=True, exclude={"config_id"})
-    if not await service.update(session=ctx.session, config=config, changes=changes):
+    # Left out, a budget stays as it is; given as null, it becomes unlimited.
+    given = args.model_fields_set
+    changed = await service.update(
+        session=ctx.session,
+        config=config,
+        is_active=args.is_active,
+        schedule_days=args.schedule_days,
+        schedule_time=args.schedule_time,
+        max_credits_per_run=args.max_credits_per_run if "max_credits_per_run" in given else service.UNCHANGED,
+        max_credits_per_week=args.max_credits_per_week if "max_credits_per_week" in given else service.UNCHANGED,
+    )
+    if not changed:
         return UpdateAutopilotConfigOut(updated=None, message="No changes specified.")
     return UpdateAutopilotConfigOut(
         updated=UpdatedConfig(
             id=str(config.id),
             is_active=config.is_active,
-            schedule_config=ScheduleConfig(**service.schedule_config(config)),
+            schedule_config=_schedule(config),
             max_credits_per_run=config.max_credits_per_run,
             max_credits_per_week=config.max_credits_per_week,
         ),
-        message=f"Autopilot config {config.name} updated; next run {service.iso(config.next_run_at) or 'none'}.",
+        message=f"Autopilot config {config.name} updated; next run {iso(config.next_run_at) or 'none'}.",
     )
 
 
@@ -139,6 +191,9 @@ async def delete_autopilot_config(ctx: ToolContext, args: DeleteAutopilotConfigI
 async def get_autopilot_status(ctx: ToolContext, args: GetAutopilotStatusIn) -> GetAutopilotStatusOut:
     """Shows autopilot at a glance: how many configs are active, the last 10 runs (skipped ones with their
     reason, pipeline_id or recipe_run_id to follow up) and how many approval items wait for a person."""
-    return GetAutopilotStatusOut.model_validate(
-        await service.status(session=ctx.session, project_ids=_project_ids(ctx))
+    status = await service.status(session=ctx.session, project_ids=_project_ids(ctx))
+    return GetAutopilotStatusOut(
+        activeConfigs=status.active_configs,
+        recentRuns=[_run_item(recent) for recent in status.recent_runs],
+        pendingApprovals=status.pending_approvals,
     )

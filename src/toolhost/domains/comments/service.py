@@ -78,6 +78,7 @@ def _not_usable(account_id: str, project_id: uuid.UUID) -> ValidationFailed:
 
 
 def _candidates(accounts: Sequence[ConnectedAccount]) -> list[dict[str, Any]]:
+    # The error's details are JSON for the caller to choose from.
     return [
         {
             "id": str(account.id),
@@ -188,18 +189,22 @@ def _token(offset: int) -> str:
     return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
 
 
-def _view(comment: Comment, *, video_id: str | None, titles: dict[str, str | None], can_reply: bool) -> dict[str, Any]:
-    return {
-        "id": comment.id,
-        "videoId": video_id,
-        "videoTitle": titles.get(video_id or ""),
-        "authorDisplayName": comment.author or "",
-        "textDisplay": comment.text,
-        "textOriginal": comment.text,
-        "publishedAt": comment.created_at or None,
-        "canReply": can_reply,
-        "parentId": comment.parent_id,
-    }
+@dataclass(frozen=True, slots=True)
+class ListedComment:
+    """A comment with the post it is on: the platform's id of the post, and its title when toolhost published it."""
+
+    comment: Comment
+    post_id: str
+    post_title: str | None
+    can_reply: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CommentPage:
+    """One page of comments, and the token of the next page when there is one."""
+
+    comments: list[ListedComment]
+    next_page_token: str | None
 
 
 async def _recent_posts(session: AsyncSession, account: ConnectedAccount) -> list[Post]:
@@ -278,7 +283,7 @@ async def list_comments(
     video_id: str | None,
     max_results: int,
     page_token: str | None,
-) -> dict[str, Any]:
+) -> CommentPage:
     """One page of comments on a post, or of recent comments across the account's published posts."""
     offset = _offset(page_token)
     routed = await route(session=session, settings=settings, choice=choice, capability=COMMENTS_LIST)
@@ -304,12 +309,13 @@ async def list_comments(
     titles = await _post_titles(session, account, sorted({external_id for external_id, _ in page}))
     can_reply = COMMENTS_REPLY in connector.capabilities
     more = len(found) > offset + max_results and offset + max_results < MAX_LISTING
-    return {
-        "comments": [
-            _view(comment, video_id=external_id, titles=titles, can_reply=can_reply) for external_id, comment in page
+    return CommentPage(
+        comments=[
+            ListedComment(comment=comment, post_id=external_id, post_title=titles.get(external_id), can_reply=can_reply)
+            for external_id, comment in page
         ],
-        "nextPageToken": _token(offset + max_results) if more else None,
-    }
+        next_page_token=_token(offset + max_results) if more else None,
+    )
 
 
 async def _post_of_comment(session: AsyncSession, routed: RoutedAccount, comment_id: str) -> str | None:
@@ -330,8 +336,8 @@ async def reply_to_comment(
     parent_id: str,
     text: str,
     video_id: str | None,
-) -> dict[str, Any]:
-    """Answers a comment as the connected account."""
+) -> Comment:
+    """Answers a comment as the connected account; returns the reply."""
     routed = await route(session=session, settings=settings, choice=choice, capability=COMMENTS_REPLY)
     post_id = video_id
     if post_id is None and routed.account.connector == "bluesky":
@@ -346,34 +352,30 @@ async def reply_to_comment(
             )
     created = await routed.connector.reply_to_comment(routed.view, post_id or "", parent_id, text)
     routed.store_refreshed()
-    return {"comment": {"id": created.id, "textDisplay": created.text}}
+    return created
 
 
 async def post_comment(
     *, session: AsyncSession, settings: Settings, choice: AccountChoice, video_id: str, text: str
-) -> dict[str, Any]:
-    """A top-level comment on a post (on Mastodon and Bluesky: a reply to the post itself)."""
+) -> Comment:
+    """A top-level comment on a post (on Mastodon and Bluesky: a reply to the post itself); returns it."""
     routed = await route(session=session, settings=settings, choice=choice, capability=COMMENTS_POST)
     created = await routed.connector.post_comment(routed.view, video_id, text)
     routed.store_refreshed()
-    return {"comment": {"id": created.id, "textDisplay": created.text}}
+    return created
 
 
 async def moderate_comment(
     *, session: AsyncSession, settings: Settings, choice: AccountChoice, comment_id: str, moderation_status: str
-) -> dict[str, Any]:
+) -> None:
     """Publishes a held comment, or rejects one (hidden, kept in the platform's moderation queue)."""
     routed = await route(session=session, settings=settings, choice=choice, capability=COMMENTS_MODERATE)
     await routed.connector.moderate_comment(routed.view, comment_id, MODERATION_ACTIONS[moderation_status])
     routed.store_refreshed()
-    return {"success": True, "commentId": comment_id, "moderationStatus": moderation_status}
 
 
-async def delete_comment(
-    *, session: AsyncSession, settings: Settings, choice: AccountChoice, comment_id: str
-) -> dict[str, Any]:
+async def delete_comment(*, session: AsyncSession, settings: Settings, choice: AccountChoice, comment_id: str) -> None:
     """Deletes a comment the connected account wrote; the platform refuses anyone else's."""
     routed = await route(session=session, settings=settings, choice=choice, capability=COMMENTS_DELETE)
     await routed.connector.delete_comment(routed.view, comment_id)
     routed.store_refreshed()
-    return {"success": True, "commentId": comment_id}

@@ -5,6 +5,8 @@ from __future__ import annotations
 from toolhost.domains.comments import service
 from toolhost.domains.comments.schemas import (
     AccountArguments,
+    CommentView,
+    CreatedComment,
     DeleteCommentIn,
     DeleteCommentOut,
     ListCommentsIn,
@@ -19,12 +21,32 @@ from toolhost.domains.comments.schemas import (
 from toolhost.platform import scopes
 from toolhost.platform.context import ToolContext
 from toolhost.platform.registry import tool
+from toolhost.providers.connectors.base import Comment
 
 
 def _choice(ctx: ToolContext, args: AccountArguments) -> service.AccountChoice:
     return service.AccountChoice(
         project_id=ctx.project_id, connected_account_id=args.connected_account_id, platform=args.platform
     )
+
+
+def _comment_view(listed: service.ListedComment) -> CommentView:
+    comment = listed.comment
+    return CommentView(
+        id=comment.id,
+        videoId=listed.post_id,
+        videoTitle=listed.post_title,
+        authorDisplayName=comment.author or "",
+        textDisplay=comment.text,
+        textOriginal=comment.text,
+        publishedAt=comment.created_at or None,
+        canReply=listed.can_reply,
+        parentId=comment.parent_id,
+    )
+
+
+def _created(comment: Comment) -> CreatedComment:
+    return CreatedComment(id=comment.id, textDisplay=comment.text)
 
 
 @tool(
@@ -44,15 +66,16 @@ async def list_comments(ctx: ToolContext, args: ListCommentsIn) -> ListCommentsO
     account, else its single account with comments. Pass nextPageToken back as page_token for more. Next:
     reply_to_comment with a comment's id as parent_id, moderate_comment (YouTube) or delete_comment.
     """
-    return ListCommentsOut.model_validate(
-        await service.list_comments(
-            session=ctx.session,
-            settings=ctx.settings,
-            choice=_choice(ctx, args),
-            video_id=args.video_id,
-            max_results=args.max_results,
-            page_token=args.page_token,
-        )
+    page = await service.list_comments(
+        session=ctx.session,
+        settings=ctx.settings,
+        choice=_choice(ctx, args),
+        video_id=args.video_id,
+        max_results=args.max_results,
+        page_token=args.page_token,
+    )
+    return ListCommentsOut(
+        comments=[_comment_view(listed) for listed in page.comments], nextPageToken=page.next_page_token
     )
 
 
@@ -63,16 +86,15 @@ async def reply_to_comment(ctx: ToolContext, args: ReplyToCommentIn) -> ReplyToC
     The reply is public on the platform at once. On Bluesky pass video_id (the post's AT-URI) when the
     comment is not on one of the account's recent posts. Webhook accounts cannot reply.
     """
-    return ReplyToCommentOut.model_validate(
-        await service.reply_to_comment(
-            session=ctx.session,
-            settings=ctx.settings,
-            choice=_choice(ctx, args),
-            parent_id=args.parent_id,
-            text=args.text,
-            video_id=args.video_id,
-        )
+    reply = await service.reply_to_comment(
+        session=ctx.session,
+        settings=ctx.settings,
+        choice=_choice(ctx, args),
+        parent_id=args.parent_id,
+        text=args.text,
+        video_id=args.video_id,
     )
+    return ReplyToCommentOut(comment=_created(reply))
 
 
 @tool(module="comments", scope=scopes.COMMENTS, credits=0, open_world=True, project="strict")
@@ -81,15 +103,10 @@ async def post_comment(ctx: ToolContext, args: PostCommentIn) -> PostCommentOut:
 
     On Mastodon and Bluesky it is a reply to the post itself. To answer someone, use reply_to_comment.
     """
-    return PostCommentOut.model_validate(
-        await service.post_comment(
-            session=ctx.session,
-            settings=ctx.settings,
-            choice=_choice(ctx, args),
-            video_id=args.video_id,
-            text=args.text,
-        )
+    comment = await service.post_comment(
+        session=ctx.session, settings=ctx.settings, choice=_choice(ctx, args), video_id=args.video_id, text=args.text
     )
+    return PostCommentOut(comment=_created(comment))
 
 
 @tool(module="comments", scope=scopes.COMMENTS, credits=0, destructive=True, open_world=True, project="strict")
@@ -99,15 +116,14 @@ async def moderate_comment(ctx: ToolContext, args: ModerateCommentIn) -> Moderat
     Only connectors with moderation (YouTube) can do it; others answer validation_error naming the
     connector. To remove your own comment, use delete_comment.
     """
-    return ModerateCommentOut.model_validate(
-        await service.moderate_comment(
-            session=ctx.session,
-            settings=ctx.settings,
-            choice=_choice(ctx, args),
-            comment_id=args.comment_id,
-            moderation_status=args.moderation_status,
-        )
+    await service.moderate_comment(
+        session=ctx.session,
+        settings=ctx.settings,
+        choice=_choice(ctx, args),
+        comment_id=args.comment_id,
+        moderation_status=args.moderation_status,
     )
+    return ModerateCommentOut(success=True, commentId=args.comment_id, moderationStatus=args.moderation_status)
 
 
 @tool(module="comments", scope=scopes.COMMENTS, credits=0, destructive=True, open_world=True, project="strict")
@@ -116,8 +132,7 @@ async def delete_comment(ctx: ToolContext, args: DeleteCommentIn) -> DeleteComme
 
     Comments by other people cannot be deleted; hide them with moderate_comment (YouTube) instead.
     """
-    return DeleteCommentOut.model_validate(
-        await service.delete_comment(
-            session=ctx.session, settings=ctx.settings, choice=_choice(ctx, args), comment_id=args.comment_id
-        )
+    await service.delete_comment(
+        session=ctx.session, settings=ctx.settings, choice=_choice(ctx, args), comment_id=args.comment_id
     )
+    return DeleteCommentOut(success=True, commentId=args.comment_id)

@@ -10,8 +10,9 @@ import hashlib
 import math
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from toolhost.config import Settings
 from toolhost.db.session import end_unit_of_work
 from toolhost.domains.analytics import service as analytics_service
-from toolhost.domains.analytics.models import SwipeItem
+from toolhost.domains.analytics.models import PerformanceInsight, SwipeItem
 from toolhost.domains.analytics.service import MeasuredPost, PerformanceSummary
 from toolhost.domains.brand import service as brand_service
 from toolhost.domains.content import service as content_service
@@ -54,31 +55,40 @@ WEEKDAY_NAMES = {
 # --- swipe file -------------------------------------------------------------------------------------------
 
 
-async def record_swipe_items(session: AsyncSession, *, account_id: uuid.UUID, items: list[dict[str, Any]]) -> int:
-    """Adds external items (url, title, views, published_at, source) to the swipe file; returns new rows."""
+@dataclass(frozen=True, slots=True)
+class SwipeEntry:
+    """An external item the account read (an article, a video, a feed entry), for the swipe file."""
+
+    title: str
+    url: str | None = None
+    views: int | None = None
+    published_at: datetime | None = None
+    source: str = "url"
+
+
+async def record_swipe_items(session: AsyncSession, *, account_id: uuid.UUID, items: Sequence[SwipeEntry]) -> int:
+    """Adds external items to the swipe file, once per URL and title; returns the new rows."""
     added = 0
     for item in items:
-        title = str(item.get("title") or "").strip()[:1000]
+        title = item.title.strip()[:1000]
         if not title:
             continue
-        url = item.get("url")
-        key = hashlib.sha256(f"{url or ''}\x1f{title.lower()}".encode()).hexdigest()
+        key = hashlib.sha256(f"{item.url or ''}\x1f{title.lower()}".encode()).hexdigest()
         exists = await session.scalar(
             select(SwipeItem.id).where(SwipeItem.account_id == account_id, SwipeItem.item_key == key)
         )
         if exists is not None:
             continue
-        published = item.get("published_at")
         session.add(
             SwipeItem(
                 id=uuid.uuid4(),
                 account_id=account_id,
                 item_key=key,
-                url=url,
+                url=item.url,
                 title=title,
-                views=item.get("views"),
-                published_at=published if isinstance(published, datetime) else None,
-                source=str(item.get("source") or "url")[:40],
+                views=item.views,
+                published_at=item.published_at,
+                source=(item.source or "url")[:40],
             )
         )
         added += 1
@@ -105,6 +115,7 @@ async def fetch_trends(
     """Trends for a source: (trends, cached, expires_at). Feed, page and YouTube results are cached per account.
 
     `youtube` is the caller's connected YouTube channel (None without the connector or a connected channel).
+    A trend is a dict in the catalogue's shape because that is what the cache stores and returns.
     """
     if source == "google_trends":
         raise ValidationFailed(
@@ -172,13 +183,13 @@ async def fetch_trends(
         session,
         account_id=account_id,
         items=[
-            {
-                "url": item.get("url"),
-                "title": item["title"],
-                "views": item.get("views"),
-                "source": source,
-                "published_at": parse_iso(item["publishedAt"]) if item.get("publishedAt") else None,
-            }
+            SwipeEntry(
+                url=item.get("url"),
+                title=item["title"],
+                views=item.get("views"),
+                source=source,
+                published_at=parse_iso(item["publishedAt"]) if item.get("publishedAt") else None,
+            )
             for item in found
         ],
     )
@@ -214,12 +225,12 @@ def _posting_time(summary: PerformanceSummary) -> dict[str, Any] | None:
     if slot is None:
         return None
     return {
-        "dayOfWeek": slot["day_of_week"],
-        "hourOfDay": slot["hour"],
+        "dayOfWeek": slot.day_of_week,
+        "hourOfDay": slot.hour,
         "timezone": "UTC",
         "reasoning": (
-            f"{slot['platform']} posts published {WEEKDAY_NAMES[slot['day_of_week']]} at {slot['hour']:02d}:00 UTC "
-            f"averaged {slot['avg_engagement']:,} engagements ({slot['sample_size']} post(s)), "
+            f"{slot.platform} posts published {WEEKDAY_NAMES[slot.day_of_week]} at {slot.hour:02d}:00 UTC "
+            f"averaged {slot.avg_engagement:,} engagements ({slot.sample_size} post(s)), "
             f"the best slot of {summary.measured_posts} measured posts in {summary.days} days."
         ),
     }
@@ -248,7 +259,11 @@ def _injection(summary: PerformanceSummary, posting_time: dict[str, Any] | None)
 
 
 async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days: int) -> dict[str, Any]:
-    """get_ideation_context: what worked for the project over `days` days; without history, the brand's pillars."""
+    """get_ideation_context: what worked for the project over `days` days; without history, the brand's pillars.
+
+    A dict in the catalogue's shape, because planning (below ideation, so it cannot import a type of it) reads
+    it as JSON and stores it in the plan as `insights_applied`.
+    """
     summary = await analytics_service.performance_summary(session=session, project_id=project_id, days=days)
     insights = await analytics_service.performance_insights(
         session=session, project_id=project_id, insight_type=None, days=days, limit=50
@@ -274,7 +289,7 @@ async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days
             "ctaStyles": summary.cta_styles,
         },
         "topHooks": [post.hook for post in summary.top_posts if post.hook],
-        "insightsCount": len(insights["insights"]),
+        "insightsCount": len(insights),
         "generatedAt": summary.generated_at,
         "topTopics": summary.topics,
         "underperformed": [post.hook for post in summary.underperformers if post.hook],
@@ -317,6 +332,32 @@ def _confidence(evidence: int) -> float:
     return round(min(0.9, 0.3 + 0.15 * evidence), 2)
 
 
+Quality = Literal["strong", "moderate", "weak"]
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """Something to post next, why, and the stored evidence it is based on (`kind:id` references)."""
+
+    topic: str
+    platform: str | None
+    content_type: str
+    rationale: str
+    confidence: float
+    based_on: list[str]
+    suggested_hook: str
+    suggested_angle: str
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestions:
+    """The suggestions, how much measured evidence they stand on, and when the insights were last computed."""
+
+    suggestions: list[Suggestion]
+    data_quality: Quality
+    last_analysis_at: datetime | None
+
+
 async def suggest_next(
     *,
     session: AsyncSession,
@@ -325,19 +366,20 @@ async def suggest_next(
     brand_project_id: uuid.UUID | None,
     count: int,
     platforms: Sequence[str] | None,
-) -> dict[str, Any]:
+) -> Suggestions:
     """suggest_next_content: suggestions from stored evidence only, in the catalogue's rule order."""
     now = datetime.now(UTC)
     plan_platforms = await _latest_plan_platforms(session, project_ids)
     rotation = plan_platforms or list(platforms or [])
-    suggestions: list[dict[str, Any]] = []
+    suggestions: list[Suggestion] = []
 
     def platform_for(index: int) -> str | None:
         return rotation[index % len(rotation)] if rotation else None
 
     # (1) Hook insights: the openings of the posts with most engagement, on the platform they ran on.
-    measured_posts, insight_rows, last_analysis = 0, 0, None
-    hook_insights: list[dict[str, Any]] = []
+    measured_posts = 0
+    last_analysis: datetime | None = None
+    hook_insights: list[PerformanceInsight] = []
     for project_id in project_ids:
         summary = await analytics_service.performance_summary(
             session=session, project_id=project_id, days=INTERNAL_TRENDS_DAYS
@@ -346,32 +388,31 @@ async def suggest_next(
         found = await analytics_service.performance_insights(
             session=session, project_id=project_id, insight_type=None, days=INTERNAL_TRENDS_DAYS, limit=50
         )
-        insight_rows += len(found["insights"])
-        for insight in found["insights"]:
-            if last_analysis is None or insight["generated_at"] > last_analysis:
-                last_analysis = insight["generated_at"]
-            if insight["insight_type"] == "top_hooks":
+        for insight in found:
+            if last_analysis is None or insight.generated_at > last_analysis:
+                last_analysis = insight.generated_at
+            if insight.insight_type == "top_hooks":
                 hook_insights.append(insight)
     for insight in hook_insights[: math.ceil(count / 2)]:
-        for hook in insight["insight_data"]["hooks"][:2]:
+        for hook in insight.insight_data["hooks"][:2]:
             if len(suggestions) >= count:
                 break
             topic = extract_topic(hook["hook"])
             suggestions.append(
-                {
-                    "topic": topic,
-                    "platform": hook["platform"],
-                    "content_type": "caption",
-                    "rationale": (
+                Suggestion(
+                    topic=topic,
+                    platform=hook["platform"],
+                    content_type="caption",
+                    rationale=(
                         f'Your {hook["platform"]} post opening "{hook["hook"][:120]}" drew '
                         f"{hook['engagement']:,} engagements on {hook['views']:,} views "
                         f"({hook['engagement_rate']}%), among your best of the last {INTERNAL_TRENDS_DAYS} days."
                     ),
-                    "confidence": _confidence(1 + insight["insight_data"]["posts_analyzed"] // 3),
-                    "based_on": [f"insight:{insight['id']}", f"post:{hook['post_id']}"],
-                    "suggested_hook": hook["hook"][:300],
-                    "suggested_angle": f"a follow-up on {topic}: the same kind of opening, a new example",
-                }
+                    confidence=_confidence(1 + insight.insight_data["posts_analyzed"] // 3),
+                    based_on=[f"insight:{insight.id}", f"post:{hook['post_id']}"],
+                    suggested_hook=hook["hook"][:300],
+                    suggested_angle=f"a follow-up on {topic}: the same kind of opening, a new example",
+                )
             )
     # (2) The swipe file's most-viewed items.
     covered = await _recent_titles(session, project_ids, now - timedelta(days=30))
@@ -384,22 +425,22 @@ async def suggest_next(
         )
     )
     for item in swipe:
-        if len([s for s in suggestions if s["based_on"][0].startswith("swipe")]) >= math.ceil(count / 3):
+        if len([s for s in suggestions if s.based_on[0].startswith("swipe")]) >= math.ceil(count / 3):
             break
         if item.title.lower() in covered or len(suggestions) >= count:
             continue
         views = f" with {item.views:,} views" if item.views else ""
         suggestions.append(
-            {
-                "topic": item.title,
-                "platform": platform_for(len(suggestions)),
-                "content_type": "caption",
-                "rationale": f"A {item.source} item in your swipe file{views} that no recent post covers.",
-                "confidence": _confidence(1 + (1 if item.views else 0)),
-                "based_on": [f"swipe_item:{item.id}"],
-                "suggested_hook": f"What {item.title[:80]} means for you",
-                "suggested_angle": "your take on it, with one concrete example",
-            }
+            Suggestion(
+                topic=item.title,
+                platform=platform_for(len(suggestions)),
+                content_type="caption",
+                rationale=f"A {item.source} item in your swipe file{views} that no recent post covers.",
+                confidence=_confidence(1 + (1 if item.views else 0)),
+                based_on=[f"swipe_item:{item.id}"],
+                suggested_hook=f"What {item.title[:80]} means for you",
+                suggested_angle="your take on it, with one concrete example",
+            )
         )
     # (3) Content types the project under-uses.
     made_rows = list(
@@ -428,33 +469,33 @@ async def suggest_next(
                 # The topic is one the project already writes about, in a format it has not used for it.
                 topic = pillar or extract_topic(made_rows[0][1])
                 suggestions.append(
-                    {
-                        "topic": topic,
-                        "platform": platform_for(len(suggestions)),
-                        "content_type": content_type,
-                        "rationale": f"{made} of your last {len(used)} were {content_type}s, under half an even share.",
-                        "confidence": _confidence(2),
-                        "based_on": [f"content_records:{len(used)}"],
-                        "suggested_hook": f"A {content_type} on {topic}",
-                        "suggested_angle": "a format your audience has not seen from you lately",
-                    }
+                    Suggestion(
+                        topic=topic,
+                        platform=platform_for(len(suggestions)),
+                        content_type=content_type,
+                        rationale=f"{made} of your last {len(used)} were {content_type}s, under half an even share.",
+                        confidence=_confidence(2),
+                        based_on=[f"content_records:{len(used)}"],
+                        suggested_hook=f"A {content_type} on {topic}",
+                        suggested_angle="a format your audience has not seen from you lately",
+                    )
                 )
     # (4) One behind-the-scenes post from the brand's pillars.
     if pillar and len(suggestions) < count:
         suggestions.append(
-            {
-                "topic": f"Behind the scenes: {pillar}",
-                "platform": platform_for(len(suggestions)),
-                "content_type": "caption",
-                "rationale": "Built from your brand's top content pillar"
+            Suggestion(
+                topic=f"Behind the scenes: {pillar}",
+                platform=platform_for(len(suggestions)),
+                content_type="caption",
+                rationale="Built from your brand's top content pillar"
                 + ("." if measured_posts else "; no performance data exists yet."),
-                "confidence": _confidence(1),
-                "based_on": [f"brand_pillar:{pillar}"],
-                "suggested_hook": f"How we actually work on {pillar}",
-                "suggested_angle": "show the process and the people, not the product",
-            }
+                confidence=_confidence(1),
+                based_on=[f"brand_pillar:{pillar}"],
+                suggested_hook=f"How we actually work on {pillar}",
+                suggested_angle="show the process and the people, not the product",
+            )
         )
     # Quality counts measured posts: the insight rows are recomputed into at most four per project, so the
     # catalogue's count of rows (>= 10 strong) could never leave weak-or-moderate.
-    quality = "strong" if measured_posts >= 10 else "moderate" if measured_posts >= 3 else "weak"
-    return {"suggestions": suggestions[:count], "data_quality": quality, "last_analysis_at": last_analysis}
+    quality: Quality = "strong" if measured_posts >= 10 else "moderate" if measured_posts >= 3 else "weak"
+    return Suggestions(suggestions=suggestions[:count], data_quality=quality, last_analysis_at=last_analysis)

@@ -17,6 +17,7 @@ from toolhost.domains.ideation.schemas import (
     FetchTrendsOut,
     GetIdeationContextIn,
     GetIdeationContextOut,
+    Suggestion,
     SuggestNextContentIn,
     SuggestNextContentOut,
     Trend,
@@ -104,7 +105,11 @@ async def suggest_next_content(ctx: ToolContext, args: SuggestNextContentIn) -> 
         count=args.count,
         platforms=args.platforms,
     )
-    return SuggestNextContentOut.model_validate(result)
+    return SuggestNextContentOut(
+        suggestions=[Suggestion.model_validate(item, from_attributes=True) for item in result.suggestions],
+        data_quality=result.data_quality,
+        last_analysis_at=iso(result.last_analysis_at),
+    )
 
 
 @tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, open_world=True)
@@ -131,13 +136,12 @@ async def extract_url_content(ctx: ToolContext, args: ExtractUrlContentIn) -> Ex
         ctx.session,
         account_id=ctx.principal.account_id,
         items=[
-            {
-                "url": item.get("url"),
-                "title": item.get("title"),
-                "views": item.get("views"),
-                "published_at": _moment(item.get("published_at")),
-                "source": "url",
-            }
+            service.SwipeEntry(
+                url=item.get("url"),
+                title=str(item.get("title") or ""),
+                views=item.get("views"),
+                published_at=_moment(item.get("published_at")),
+            )
             for item in items
         ],
     )

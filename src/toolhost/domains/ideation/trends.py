@@ -1,4 +1,8 @@
-"""Trends from feeds and pages, parsed and ranked locally: recency and how often a topic recurs."""
+"""Trends from feeds and pages, parsed and ranked locally: recency and how often a topic recurs.
+
+A trend is a dict in fetch_trends' shape (title, url, views, publishedAt, ...): the trends cache stores the list
+as JSON and fetch_trends answers from it as stored.
+"""
 
 from __future__ import annotations
 

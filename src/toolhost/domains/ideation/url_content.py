@@ -3,6 +3,9 @@
 Everything is fetched through the SSRF-safe fetcher (pages ≤10 MB). YouTube URLs are read through the
 YouTube connector when the caller has a connected YouTube account (captions only for that channel's own
 videos), else from the page's own metadata.
+
+A page's content is a dict in extract_url_content's shape, whose keys depend on the kind of page; planning and
+the pipeline read it as JSON (planning sits below ideation and cannot import a type of it).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ channels.
 With the connector configured and a usable YouTube account in one of the caller's projects, videos and
 channels are read from the Data API (views, likes, duration, tags, recent uploads). Captions are read only
 for a video of a connected channel: the Data API gives captions to the channel that owns the video.
+Videos and channels come back as parts of extract_url_content's page dict, trends as fetch_trends' trend dicts.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from toolhost.domains.quality import coherence, lexicon
 from toolhost.domains.quality.coherence import Finding
@@ -96,10 +95,21 @@ class Category:
         self.score += amount
         self.reasons.append(reason)
 
-    def result(self, default: str) -> dict[str, Any]:
+    def result(self, default: str) -> CategoryScore:
+        """The category's whole score, 0-5, and its reasons as one sentence (`default` when nothing moved it)."""
         score = int(max(0, min(MAX_SCORE, math.floor(self.score + 0.5))))
         detail = "; ".join(self.reasons) if self.reasons else default
-        return {"name": self.name, "score": score, "maxScore": MAX_SCORE, "detail": _sentence(detail)}
+        return CategoryScore(name=self.name, score=score, max_score=MAX_SCORE, detail=_sentence(detail))
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryScore:
+    """One category's final score and the sentence saying why."""
+
+    name: str
+    score: int
+    max_score: int
+    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +117,7 @@ class QualityResult:
     """The payload of quality_check (without the threshold echo)."""
 
     total: int
-    categories: list[dict[str, Any]]
+    categories: list[CategoryScore]
     blockers: list[str]
     passed: bool
     threshold: float
@@ -527,12 +537,12 @@ def score_post(
         score_cta(caption, platforms).result("an ordinary call to action"),
         score_safety(caption, title, brand).result("no risky or unsupported claims found"),
     ]
-    blockers = [f"{item['name']} below threshold ({item['score']}/5)" for item in categories if item["score"] < 3]
+    blockers = [f"{item.name} below threshold ({item.score}/5)" for item in categories if item.score < 3]
     blockers += [
         f'Contains blocked term: "{term}"'
         for term in distinct_terms(find_terms(f"{title or ''} {caption}", brand.blocked_terms))
     ]
-    total = sum(item["score"] for item in categories)
+    total = sum(item.score for item in categories)
     return QualityResult(
         total=total,
         categories=categories,

@@ -172,14 +172,28 @@ async def check(
 
 
 def quality_entry(result: QualityResult) -> dict[str, Any]:
-    """The `quality` object of a plan post."""
+    """The `quality` object of a plan post, as the plan stores it in its JSON."""
     return {"score": result.total, "max_score": 35, "passed": result.passed, "blockers": result.blockers}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    """How a plan's posts fared: how many passed and their average score."""
+
+    total_posts: int
+    passed: int
+    failed: int
+    avg_score: float
 
 
 def score_plan_posts(
     posts: list[dict[str, Any]], *, judge: BrandJudge, recent: list[StoredText], threshold: float
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Each post scored for its own platform (media checked), and the plan's summary."""
+) -> tuple[list[dict[str, Any]], PlanSummary]:
+    """Each post scored for its own platform (media checked), and the plan's summary.
+
+    Plan posts are the plan's JSON, kept whole (a post may carry keys of its own): each comes back as a copy
+    with its `quality` object added, ready to store.
+    """
     scored = []
     for post in posts:
         caption = str(post.get("caption") or "")
@@ -199,13 +213,9 @@ def score_plan_posts(
         scored.append({**post, "quality": quality_entry(result)})
     passed = sum(1 for post in scored if post["quality"]["passed"])
     average = sum(post["quality"]["score"] for post in scored) / len(scored) if scored else 0.0
-    summary = {
-        "total_posts": len(scored),
-        "passed": passed,
-        "failed": len(scored) - passed,
-        "avg_score": round(average, 1),
-    }
-    return scored, summary
+    return scored, PlanSummary(
+        total_posts=len(scored), passed=passed, failed=len(scored) - passed, avg_score=round(average, 1)
+    )
 
 
 async def check_plan(
@@ -215,7 +225,7 @@ async def check_plan(
     posts: list[dict[str, Any]],
     threshold: float,
     keyword: str | None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], PlanSummary]:
     """quality_check_plan: every post of a plan with the project's brand when one resolves."""
     judge = await judge_for(session, project_id=project_id, keyword=keyword)
     recent = await recent_posts(session, project_id=project_id)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from toolhost.domains.quality import service, visual
 from toolhost.domains.quality.schemas import (
+    OverflowIssue,
     PlanQualitySummary,
+    PreRender,
     QualityCategory,
     QualityCheckIn,
     QualityCheckOut,
     QualityCheckPlanIn,
     QualityCheckPlanOut,
+    SpellingIssue,
     VisualGateConstraintsIn,
     VisualGateConstraintsOut,
     VisualQualityCheckIn,
@@ -17,7 +20,19 @@ from toolhost.domains.quality.schemas import (
 )
 from toolhost.domains.quality.scoring import MAX_TOTAL
 from toolhost.platform.context import ToolContext
+from toolhost.platform.dates import iso
 from toolhost.platform.registry import tool
+
+
+def _overflow_issue(overflow: visual.Overflow) -> OverflowIssue:
+    return OverflowIssue(
+        slideIdx=overflow.slide_index,
+        field=overflow.field,
+        kind=overflow.kind,
+        detail=overflow.detail,
+        estimatedLines=overflow.estimated_lines,
+        maxLines=overflow.max_lines,
+    )
 
 
 @tool(module="quality", scope="mcp:read", read_only=True, idempotent=True, project="optional")
@@ -43,7 +58,10 @@ async def quality_check(ctx: ToolContext, args: QualityCheckIn) -> QualityCheckO
         threshold=args.threshold,
         total=result.total,
         maxTotal=MAX_TOTAL,
-        categories=[QualityCategory.model_validate(item) for item in result.categories],
+        categories=[
+            QualityCategory(name=item.name, score=item.score, maxScore=item.max_score, detail=item.detail)
+            for item in result.categories
+        ],
         blockers=result.blockers,
         passed=result.passed,
     )
@@ -64,7 +82,12 @@ async def quality_check_plan(ctx: ToolContext, args: QualityCheckPlanIn) -> Qual
         threshold=args.threshold,
         keyword=ctx.settings.quality.brand_keyword,
     )
-    return QualityCheckPlanOut(posts=scored, totals=PlanQualitySummary.model_validate(summary))
+    return QualityCheckPlanOut(
+        posts=scored,
+        totals=PlanQualitySummary(
+            total_posts=summary.total_posts, passed=summary.passed, failed=summary.failed, avg_score=summary.avg_score
+        ),
+    )
 
 
 @tool(module="quality", scope="mcp:read", read_only=True, idempotent=True, project="optional")
@@ -77,13 +100,30 @@ async def visual_quality_check(ctx: ToolContext, args: VisualQualityCheckIn) -> 
     clean-editorial, bold/hormozi -> bold-authority, playful -> dark-cinematic) before create_carousel;
     when it fails, shorten what correctiveHint names and check again. Limits: visual_gate_constraints.
     """
-    result = await visual.visual_check(
+    check = await visual.visual_check(
         session=ctx.session,
         project_id=ctx.project.id if ctx.project else None,
         slides=[slide.model_dump(exclude_none=True) for slide in args.slides],
         visual_style=args.visual_style,
     )
-    return VisualQualityCheckOut.model_validate(result)
+    verdict = check.verdict
+    return VisualQualityCheckOut(
+        passed=verdict.passed,
+        preRender=PreRender(
+            ok=verdict.passed,
+            overflowIssues=[_overflow_issue(overflow) for overflow in verdict.overflows],
+            spellingIssues=[
+                SpellingIssue(slideIdx=issue.slide_index, field=issue.field, word=issue.word)
+                for issue in verdict.misspellings
+            ],
+            highRiskSlideIdx=verdict.high_risk_slides,
+        ),
+        # The gate never renders, so there is never a render attempt to count.
+        attempts=0,
+        elapsedMs=check.elapsed_ms,
+        checkedAt=iso(check.checked_at),
+        correctiveHint=verdict.corrective_hint,
+    )
 
 
 @tool(module="quality", scope="mcp:read", read_only=True, idempotent=True, response_format="json")

@@ -334,7 +334,8 @@ BY_SLUG = {recipe.slug: recipe for recipe in RECIPES}
 
 
 def with_defaults(recipe: Recipe, inputs: dict[str, Any]) -> dict[str, Any]:
-    """The inputs with the schema's defaults filled in for the names the caller left out."""
+    """The inputs with the schema's defaults filled in for the names the caller left out (inputs are the
+    recipe's JSON: their shape is its inputs_schema)."""
     filled = dict(inputs)
     for name, schema in recipe.inputs_schema.get("properties", {}).items():
         if name not in filled and "default" in schema:

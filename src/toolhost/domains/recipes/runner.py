@@ -44,6 +44,7 @@ class StepFailed(Exception):
 
 
 def _stored(state: dict[str, Any]) -> dict[str, Any]:
+    """The run's state as its job stores it: JSON (each step's payload is whatever that tool answered)."""
     return dict(json.loads(json.dumps(state, default=str)))
 
 
@@ -151,6 +152,7 @@ def _signing_secret(settings: Settings, principal: Principal, inputs: dict[str, 
 
 
 async def _deliver(run: JobRun, principal: Principal, step: Step, scope: dict[str, Any]) -> dict[str, Any]:
+    """POSTs a webhook step's body, signed; its payload, stored among the run's outputs like a tool's."""
     rendered = render(step.args, scope)
     body = json.dumps(rendered.get("body", {}), separators=(",", ":"), default=str).encode()
     secret = _signing_secret(run.settings, principal, scope["inputs"])

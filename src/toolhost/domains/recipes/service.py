@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -88,58 +89,45 @@ async def success_rates(session: AsyncSession, account_id: uuid.UUID) -> dict[st
     return {slug: round(completed.get(slug, 0) / total, 3) for slug, total in finished.items() if total}
 
 
-def summary(registry: Registry, recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
-    """A recipe's list entry."""
-    return {
-        "id": recipe.slug,
-        "slug": recipe.slug,
-        "name": recipe.name,
-        "description": recipe.description,
-        "icon": recipe.icon,
-        "category": recipe.category,
-        "estimated_credits": estimated_credits(registry, recipe),
-        "estimated_duration_seconds": recipe.estimated_duration_seconds,
-        "is_featured": recipe.is_featured,
-        "inputs_schema": recipe.inputs_schema,
-        "steps": [{"id": step.id, "type": step.type, "name": step.name} for step in recipe.steps],
-        "success_rate": rates.get(recipe.slug),
-        "success_rate_window": "30d",
-    }
+@dataclass(frozen=True, slots=True)
+class RatedRecipe:
+    """A recipe with its expected debit (default inputs) and its success rate over the last 30 days."""
 
-
-def details(registry: Registry, recipe: Recipe, rates: dict[str, float]) -> dict[str, Any]:
-    """A recipe with its full steps (tool and argument templates) and the scopes a run needs."""
-    return {
-        **summary(registry, recipe, rates),
-        "steps": [
-            {
-                "id": step.id,
-                "type": step.type,
-                "name": step.name,
-                "tool": step.tool,
-                "args": step.args,
-                "for_each": step.for_each,
-            }
-            for step in recipe.steps
-        ],
-        "required_scopes": required_scopes(registry, recipe),
-    }
+    recipe: Recipe
+    estimated_credits: int
+    success_rate: float | None
 
 
 async def list_recipes(
     *, registry: Registry, session: AsyncSession, account_id: uuid.UUID, category: str | None, featured_only: bool
-) -> list[dict[str, Any]]:
+) -> list[RatedRecipe]:
     """The recipes, filtered by category and featured flag."""
     rates = await success_rates(session, account_id)
     return [
-        summary(registry, recipe, rates)
+        RatedRecipe(
+            recipe=recipe, estimated_credits=estimated_credits(registry, recipe), success_rate=rates.get(recipe.slug)
+        )
         for recipe in RECIPES
         if (category is None or recipe.category == category) and (not featured_only or recipe.is_featured)
     ]
 
 
+async def get_rated_recipe(
+    *, registry: Registry, session: AsyncSession, account_id: uuid.UUID, slug: str
+) -> RatedRecipe:
+    """A recipe by slug (not_found listing the slugs) with its estimate and this account's success rate."""
+    recipe = get_recipe(slug)
+    rates = await success_rates(session, account_id)
+    return RatedRecipe(
+        recipe=recipe, estimated_credits=estimated_credits(registry, recipe), success_rate=rates.get(recipe.slug)
+    )
+
+
 def validate_inputs(recipe: Recipe, inputs: dict[str, Any]) -> dict[str, Any]:
-    """The inputs checked against the recipe's schema (every error with its path), defaults filled in."""
+    """The inputs checked against the recipe's schema (every error with its path), defaults filled in.
+
+    Inputs stay JSON: their shape is the recipe's inputs_schema, data, not a type of this module.
+    """
     import jsonschema  # imported on first use: with attrs, referencing and rpds it holds ~3 MB
 
     validator = jsonschema.Draft202012Validator(
@@ -164,7 +152,18 @@ def validate_inputs(recipe: Recipe, inputs: dict[str, Any]) -> dict[str, Any]:
     return with_defaults(recipe, inputs)
 
 
-def preview_plan(recipe: Recipe, inputs: dict[str, Any], project_id: uuid.UUID | None) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class PlannedStep:
+    """A step with its arguments resolved (a list of them for a `for_each` step); arguments are the tool's JSON."""
+
+    id: str
+    type: str
+    name: str
+    tool: str | None
+    args: Any
+
+
+def preview_plan(recipe: Recipe, inputs: dict[str, Any], project_id: uuid.UUID | None) -> list[PlannedStep]:
     """The steps with their arguments resolved from the inputs (references to earlier steps kept as written)."""
     scope = {"inputs": inputs, "project_id": str(project_id) if project_id else None, "steps": {}}
     plan = []
@@ -174,7 +173,7 @@ def preview_plan(recipe: Recipe, inputs: dict[str, Any], project_id: uuid.UUID |
             args: Any = [render(step.args, {**scope, "item": item}, preview=True) for item in items]
         else:
             args = render(step.args, scope, preview=True)
-        plan.append({"id": step.id, "type": step.type, "name": step.name, "tool": step.tool, "args": args})
+        plan.append(PlannedStep(id=step.id, type=step.type, name=step.name, tool=step.tool, args=args))
     return plan
 
 
@@ -258,8 +257,27 @@ async def project_of_run(session: AsyncSession, run_id: str, project_ids: Any) -
     )
 
 
-async def run_status(*, session: AsyncSession, run_id: str, project_id: uuid.UUID) -> dict[str, Any]:
-    """get_recipe_run_status's payload."""
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    """A recipe run: its job's state, progress by steps, and what its steps stored.
+
+    `outputs` (each finished step's payload) and `error` are the run's stored JSON, as the runner wrote them.
+    """
+
+    id: uuid.UUID
+    recipe_slug: str | None
+    status: str
+    progress: int
+    current_step: str | None
+    credits_used: int
+    created_at: datetime
+    completed_at: datetime | None
+    outputs: dict[str, Any]
+    error: dict[str, Any] | None
+
+
+async def run_status(*, session: AsyncSession, run_id: str, project_id: uuid.UUID) -> RunStatus:
+    """A recipe run of the project by id, or not_found."""
     job = await jobs.get(session, job_id=run_id, project_id=project_id)
     if job.job_type != "recipe_run":
         raise NotFound(f"No recipe run found with ID {run_id}")
@@ -267,16 +285,16 @@ async def run_status(*, session: AsyncSession, run_id: str, project_id: uuid.UUI
     recipe = BY_SLUG.get(str(job.input.get("recipe_slug")))
     total = len(recipe.steps) if recipe else 1
     done = len(output.get("outputs") or {})
-    return {
-        "id": str(job.id),
-        "recipe_id": job.input.get("recipe_slug"),
-        "status": RUN_STATUS.get(job.status, job.status),
-        "progress": 100 if job.status == "completed" else round(done * 100 / total),
-        "current_step": output.get("current_step"),
-        "credits_used": int(output.get("credits_used") or 0),
-        "created_at": job.created_at.isoformat(),
-        "completed_at": job.completed_at.isoformat() if job.completed_at else None,
-        "outputs": output.get("outputs") or {},
-        "error": output.get("error")
+    return RunStatus(
+        id=job.id,
+        recipe_slug=job.input.get("recipe_slug"),
+        status=RUN_STATUS.get(job.status, job.status),
+        progress=100 if job.status == "completed" else round(done * 100 / total),
+        current_step=output.get("current_step"),
+        credits_used=int(output.get("credits_used") or 0),
+        created_at=job.created_at,
+        completed_at=job.completed_at,
+        outputs=output.get("outputs") or {},
+        error=output.get("error")
         or ({"step": None, "error_type": job.failure_reason, "message": job.error} if job.status == "failed" else None),
-    }
+    )

@@ -35,14 +35,14 @@ async def skill_page(request: Request) -> HTMLResponse:
         )
         body = f"<h1>No workflow skill named {html.escape(skill_id[:100])}</h1><ul>{known}</ul>"
         return HTMLResponse(_document("Skill not found", body), status_code=404, headers=HEADERS)
-    recipe = recipes_service.get_recipe(workflow["recipe_slug"])
+    recipe = recipes_service.get_recipe(workflow.recipe_slug)
     credits = recipes_service.estimated_credits(platform_of(request).registry, recipe)
     steps = "".join(
         f"<li>{html.escape(step.name)} <code>{html.escape(step.tool or step.type)}</code></li>" for step in recipe.steps
     )
     body = (
-        f"<h1>{html.escape(workflow['name'])}</h1>"
-        f"<p>{html.escape(workflow['shortDescription'])}</p>"
+        f"<h1>{html.escape(workflow.name)}</h1>"
+        f"<p>{html.escape(workflow.short_description)}</p>"
         f"<h2>Steps</h2><ol>{steps}</ol>"
         f"<p>About {credits} credits with the default inputs.</p>"
         "<h2>Run it</h2>"
@@ -50,7 +50,7 @@ async def skill_page(request: Request) -> HTMLResponse:
         f"<code>execute_recipe</code> (recipe_slug <code>{html.escape(recipe.slug)}</code>); "
         "<code>get_recipe_details</code> lists its inputs.</p>"
     )
-    return HTMLResponse(_document(workflow["name"], body), headers=HEADERS)
+    return HTMLResponse(_document(workflow.name, body), headers=HEADERS)
 
 
 def _document(title: str, body: str) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -34,7 +36,7 @@ ANALYTICS_DAYS = 90
 
 @dataclass(frozen=True, slots=True)
 class Guide:
-    """A playbook document: its frontmatter and markdown body."""
+    """A playbook document: its frontmatter (the document's own `key: value` header) and markdown body."""
 
     slug: str
     frontmatter: dict[str, Any]
@@ -49,42 +51,57 @@ class Guide:
         return self.frontmatter.get("platform")
 
 
-WORKFLOWS: tuple[dict[str, Any], ...] = (
-    {
-        "id": "skill-weekly-content-engine",
-        "name": "Weekly content engine",
-        "studio": "caption",
-        "category": "content_creation",
-        "shortDescription": "A week of Instagram captions on one topic, quality-checked and sent for approval.",
-        "hookFormula": "Question or number hook on the reader's problem, then one idea per post.",
-        "estimatedSeconds": 20,
-        "featured": True,
-        "recipe_slug": "weekly-instagram-calendar",
-    },
-    {
-        "id": "skill-url-repurpose",
-        "name": "Repurpose a URL",
-        "studio": "caption",
-        "category": "repurposing",
-        "shortDescription": "One article, video or product page rewritten for every platform you post on.",
-        "hookFormula": "The source's strongest claim, restated as the reader's outcome.",
-        "estimatedSeconds": 30,
-        "featured": False,
-        "recipe_slug": "url-to-social-posts",
-    },
-    {
-        "id": "skill-carousel-from-topic",
-        "name": "Carousel from a topic",
-        "studio": "carousel",
-        "category": "content_creation",
-        "shortDescription": "A carousel drafted, checked for overflow and spelling, and rendered in the brand.",
-        "hookFormula": "Cover: at most 8 words promising the payoff of the last slide.",
-        "estimatedSeconds": 90,
-        "featured": True,
-        "recipe_slug": "topic-to-carousel",
-    },
+@dataclass(frozen=True, slots=True)
+class Workflow:
+    """A workflow skill: a recipe with a name, a studio and a hook formula."""
+
+    id: str
+    name: str
+    studio: str
+    category: str
+    short_description: str
+    hook_formula: str
+    estimated_seconds: int
+    featured: bool
+    recipe_slug: str
+
+
+WORKFLOWS: tuple[Workflow, ...] = (
+    Workflow(
+        id="skill-weekly-content-engine",
+        name="Weekly content engine",
+        studio="caption",
+        category="content_creation",
+        short_description="A week of Instagram captions on one topic, quality-checked and sent for approval.",
+        hook_formula="Question or number hook on the reader's problem, then one idea per post.",
+        estimated_seconds=20,
+        featured=True,
+        recipe_slug="weekly-instagram-calendar",
+    ),
+    Workflow(
+        id="skill-url-repurpose",
+        name="Repurpose a URL",
+        studio="caption",
+        category="repurposing",
+        short_description="One article, video or product page rewritten for every platform you post on.",
+        hook_formula="The source's strongest claim, restated as the reader's outcome.",
+        estimated_seconds=30,
+        featured=False,
+        recipe_slug="url-to-social-posts",
+    ),
+    Workflow(
+        id="skill-carousel-from-topic",
+        name="Carousel from a topic",
+        studio="carousel",
+        category="content_creation",
+        short_description="A carousel drafted, checked for overflow and spelling, and rendered in the brand.",
+        hook_formula="Cover: at most 8 words promising the payoff of the last slide.",
+        estimated_seconds=90,
+        featured=True,
+        recipe_slug="topic-to-carousel",
+    ),
 )
-WORKFLOWS_BY_ID = {workflow["id"]: workflow for workflow in WORKFLOWS}
+WORKFLOWS_BY_ID = {workflow.id: workflow for workflow in WORKFLOWS}
 
 
 def _parse(slug: str, text: str) -> Guide:
@@ -117,55 +134,88 @@ def is_locked(settings: Settings, slug: str, tier: str) -> bool:
     return TIERS.index(tier) < TIERS.index(tier_minimum(settings, slug))
 
 
-def workflow_entry(registry: Registry, settings: Settings, workflow: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class WorkflowEntry:
+    """A workflow with its recipe's estimate and step count, and the lowest tier that may read it."""
+
+    workflow: Workflow
+    estimated_credits: int
+    step_count: int
+    tier_minimum: str
+
+
+def workflow_entry(registry: Registry, settings: Settings, workflow: Workflow) -> WorkflowEntry:
     """A workflow's list entry, with the credits and step count of its recipe."""
-    recipe = recipes_service.get_recipe(workflow["recipe_slug"])
-    return {
-        **{key: value for key, value in workflow.items() if key != "recipe_slug"},
-        "estimatedCredits": recipes_service.estimated_credits(registry, recipe),
-        "stepCount": len(recipe.steps),
-        "recipe_slug": workflow["recipe_slug"],
-        "tier_minimum": tier_minimum(settings, workflow["id"]),
-        "use_with": "run_skill",
-    }
+    recipe = recipes_service.get_recipe(workflow.recipe_slug)
+    return WorkflowEntry(
+        workflow=workflow,
+        estimated_credits=recipes_service.estimated_credits(registry, recipe),
+        step_count=len(recipe.steps),
+        tier_minimum=tier_minimum(settings, workflow.id),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GuideEntry:
+    """A guide as list_skills shows it: the lowest tier that may read it, and whether the caller may."""
+
+    guide: Guide
+    tier_minimum: str
+    locked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SkillListing:
+    """Every guide, and the workflows matching the filters."""
+
+    guides: list[GuideEntry]
+    workflows: list[WorkflowEntry]
 
 
 def list_skills(
     *, registry: Registry, settings: Settings, tier: str, studio: str | None, featured_only: bool
-) -> dict[str, Any]:
+) -> SkillListing:
     """Every guide, and the workflows matching the filters."""
-    guide_entries = [
-        {
-            "slug": guide.slug,
-            "kind": "guide",
-            "platform": guide.platform,
-            "model_id": guide.frontmatter.get("model_id"),
-            "tier_minimum": tier_minimum(settings, guide.slug),
-            "frontmatter": guide.frontmatter,
-            "updated_at": guide.frontmatter.get("updated_at"),
-            "body_chars": len(guide.body),
-            "locked": is_locked(settings, guide.slug, tier),
-            "use_with": "get_skill",
-        }
-        for guide in guides().values()
-    ]
-    workflows = [
-        workflow_entry(registry, settings, workflow)
-        for workflow in WORKFLOWS
-        if (studio is None or workflow["studio"] == studio) and (not featured_only or workflow["featured"])
-    ]
-    return {"count": len(guide_entries) + len(workflows), "guides": guide_entries, "workflows": workflows}
+    return SkillListing(
+        guides=[
+            GuideEntry(
+                guide=guide,
+                tier_minimum=tier_minimum(settings, guide.slug),
+                locked=is_locked(settings, guide.slug, tier),
+            )
+            for guide in guides().values()
+        ],
+        workflows=[
+            workflow_entry(registry, settings, workflow)
+            for workflow in WORKFLOWS
+            if (studio is None or workflow.studio == studio) and (not featured_only or workflow.featured)
+        ],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """A guide or a workflow as get_skill reads it; a locked one has no body.
+
+    `frontmatter` is a guide's own header (a workflow shows its name, studio, category and hook formula there).
+    """
+
+    slug: str
+    kind: Literal["guide", "workflow"]
+    platform: str | None
+    tier_minimum: str
+    frontmatter: dict[str, Any]
+    body: str | None
+    compiled_section: str | None
+    recipe_slug: str | None
+    version: int
+    updated_at: str
+    locked: bool
 
 
 async def get_skill(
-    *,
-    registry: Registry,
-    session: AsyncSession,
-    settings: Settings,
-    tier: str,
-    slug: str,
-    project_id: uuid.UUID | None,
-) -> dict[str, Any]:
+    *, session: AsyncSession, settings: Settings, tier: str, slug: str, project_id: uuid.UUID | None
+) -> Skill:
     """A guide with its compiled section, or a workflow's entry; a locked skill has no body."""
     guide = guides().get(slug)
     workflow = WORKFLOWS_BY_ID.get(slug)
@@ -177,36 +227,40 @@ async def get_skill(
     locked = is_locked(settings, slug, tier)
     if guide is not None:
         compiled = None if locked else await compiled_section(session=session, slug=slug, project_id=project_id)
-        return {
-            "slug": slug,
-            "kind": "guide",
-            "platform": guide.platform,
-            "tier_minimum": tier_minimum(settings, slug),
-            "frontmatter": guide.frontmatter,
-            "body": None if locked else guide.body,
-            "compiled_section": compiled,
-            "recipe_slug": None,
-            "version": guide.version,
-            "updated_at": str(guide.frontmatter.get("updated_at", "")),
-            "locked": locked,
-        }
+        return Skill(
+            slug=slug,
+            kind="guide",
+            platform=guide.platform,
+            tier_minimum=tier_minimum(settings, slug),
+            frontmatter=guide.frontmatter,
+            body=None if locked else guide.body,
+            compiled_section=compiled,
+            recipe_slug=None,
+            version=guide.version,
+            updated_at=str(guide.frontmatter.get("updated_at", "")),
+            locked=locked,
+        )
     assert workflow is not None
-    entry = workflow_entry(registry, settings, workflow)
-    recipe = recipes_service.get_recipe(workflow["recipe_slug"])
+    recipe = recipes_service.get_recipe(workflow.recipe_slug)
     steps = "\n".join(f"{index}. {step.name} ({step.tool or step.type})" for index, step in enumerate(recipe.steps, 1))
-    return {
-        "slug": slug,
-        "kind": "workflow",
-        "platform": None,
-        "tier_minimum": entry["tier_minimum"],
-        "frontmatter": {key: entry[key] for key in ("name", "studio", "category", "hookFormula")},
-        "body": None if locked else f"# {workflow['name']}\n\n{workflow['shortDescription']}\n\n{steps}",
-        "compiled_section": None,
-        "recipe_slug": workflow["recipe_slug"],
-        "version": 1,
-        "updated_at": "2026-11-21",
-        "locked": locked,
-    }
+    return Skill(
+        slug=slug,
+        kind="workflow",
+        platform=None,
+        tier_minimum=tier_minimum(settings, workflow.id),
+        frontmatter={
+            "name": workflow.name,
+            "studio": workflow.studio,
+            "category": workflow.category,
+            "hookFormula": workflow.hook_formula,
+        },
+        body=None if locked else f"# {workflow.name}\n\n{workflow.short_description}\n\n{steps}",
+        compiled_section=None,
+        recipe_slug=workflow.recipe_slug,
+        version=1,
+        updated_at="2026-11-21",
+        locked=locked,
+    )
 
 
 async def compiled_section(*, session: AsyncSession, slug: str, project_id: uuid.UUID | None) -> str:
@@ -223,11 +277,10 @@ async def compiled_section(*, session: AsyncSession, slug: str, project_id: uuid
 
 
 async def _hooks(session: AsyncSession, project_id: uuid.UUID) -> str:
-    result = await analytics_service.performance_insights(
+    rows = await analytics_service.performance_insights(
         session=session, project_id=project_id, insight_type="top_hooks", days=ANALYTICS_DAYS, limit=1
     )
-    rows = result["insights"]
-    hooks = (rows[0]["insight_data"] or {}).get("hooks", []) if rows else []
+    hooks = (rows[0].insight_data or {}).get("hooks", []) if rows else []
     if not hooks:
         return "**Top hooks:** no data yet (at least 3 published posts with metrics are needed)."
     lines = [
@@ -239,27 +292,27 @@ async def _hooks(session: AsyncSession, project_id: uuid.UUID) -> str:
 
 
 async def _times(session: AsyncSession, project_id: uuid.UUID) -> str:
-    result = await analytics_service.best_posting_times(
+    times = await analytics_service.best_posting_times(
         session=session, project_id=project_id, platform=None, days=ANALYTICS_DAYS
     )
-    if not result["slots"]:
+    if not times.slots:
         return "**Best posting times:** no data yet (no published posts with metrics)."
     lines = [
-        f"- {slot['platform']} {slot['day_of_week']} {slot['hour']:02d}:00 UTC: "
-        f"{slot['avg_engagement']} avg engagement over {slot['sample_size']} post(s)"
-        for slot in result["slots"]
+        f"- {slot.platform} {slot.day_of_week} {slot.hour:02d}:00 UTC: "
+        f"{slot.avg_engagement} avg engagement over {slot.sample_size} post(s)"
+        for slot in times.slots
     ]
     return "**Best posting times:**\n" + "\n".join(lines)
 
 
 async def _formats(session: AsyncSession, project_id: uuid.UUID) -> str:
-    result = await analytics_service.fetch_analytics(
+    analytics = await analytics_service.fetch_analytics(
         session=session, project_id=project_id, platform=None, days=ANALYTICS_DAYS, content_id=None, limit=100
     )
     groups: dict[str, list[int]] = {}
-    for post in result["posts"]:
-        if post.get("captured_at"):
-            groups.setdefault(post["content_type"], []).append(post["engagement"])
+    for item in analytics.top_posts:
+        if item.latest:
+            groups.setdefault(analytics_service.content_format(item.post), []).append(item.engagement)
     if not groups:
         return "**Best formats:** no data yet (no published posts with metrics)."
     ranked = sorted(groups.items(), key=lambda entry: -sum(entry[1]) / len(entry[1]))
@@ -282,27 +335,24 @@ async def _approvals(session: AsyncSession, project_id: uuid.UUID) -> str:
 _SECTIONS = {"hooks": _hooks, "times": _times, "formats": _formats, "approvals": _approvals}
 
 
-# Where run_skill's optional inputs go in a step's arguments, when the step's tool takes that argument.
-INPUT_ARGUMENTS = {"hook": "hook", "cta": "cta_text"}
-
-
-def _with_inputs(registry: Registry, tool_name: str | None, args: Any, inputs: dict[str, Any]) -> Any:
+def _with_inputs(
+    registry: Registry, tool_name: str | None, args: Any, *, audience: str | None, hook: str | None, cta: str | None
+) -> Any:
     """A step's resolved arguments with the caller's audience, hook and call to action applied.
 
     The hook and CTA fill the tool's own arguments (they win over what the recipe drew from an earlier step);
     the audience, which no step's tool takes, narrows a step's topic ("<topic> for <audience>").
     """
     if isinstance(args, list):
-        return [_with_inputs(registry, tool_name, item, inputs) for item in args]
+        return [_with_inputs(registry, tool_name, item, audience=audience, hook=hook, cta=cta) for item in args]
     spec = registry.get(tool_name) if tool_name else None
     if spec is None or not isinstance(args, dict):
         return args
     fields = spec.input_model.model_fields
     applied = dict(args)
-    for name, argument in INPUT_ARGUMENTS.items():
-        if inputs.get(name) and argument in fields:
-            applied[argument] = inputs[name]
-    audience = inputs.get("audience")
+    for argument, value in (("hook", hook), ("cta_text", cta)):
+        if value and argument in fields:
+            applied[argument] = value
     topic = applied.get("topic")
     if audience and isinstance(topic, str) and audience.lower() not in topic.lower():
         limit = int(spec.input_schema.get("properties", {}).get("topic", {}).get("maxLength", 200))
@@ -310,10 +360,29 @@ def _with_inputs(registry: Registry, tool_name: str | None, args: Any, inputs: d
     return applied
 
 
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """run_skill's preview: the workflow, its recipe's steps with resolved arguments, and the estimate."""
+
+    entry: WorkflowEntry
+    plan: list[recipes_service.PlannedStep]
+    estimated_credits: int
+    run_url: str
+    previewed_at: datetime
+
+
 def run_preview(
-    *, registry: Registry, settings: Settings, skill_id: str, inputs: dict[str, Any], project_id: uuid.UUID | None
-) -> dict[str, Any]:
-    """run_skill's payload: the workflow's recipe with its arguments resolved; nothing runs."""
+    *,
+    registry: Registry,
+    settings: Settings,
+    skill_id: str,
+    topic: str,
+    audience: str | None,
+    hook: str | None,
+    cta: str | None,
+    project_id: uuid.UUID | None,
+) -> Preview:
+    """The workflow's recipe with its arguments resolved for the topic; nothing runs."""
     workflow = WORKFLOWS_BY_ID.get(skill_id)
     if workflow is None:
         raise NotFound(
@@ -321,21 +390,22 @@ def run_preview(
             recover_with="call list_skills; workflow ids: " + ", ".join(WORKFLOWS_BY_ID),
             ids=list(WORKFLOWS_BY_ID),
         )
-    recipe = recipes_service.get_recipe(workflow["recipe_slug"])
+    recipe = recipes_service.get_recipe(workflow.recipe_slug)
     recipe_inputs = (
-        recipes_service.validate_inputs(recipe, {"topic": inputs["topic"][:200]})
+        recipes_service.validate_inputs(recipe, {"topic": topic[:200]})
         if "topic" in (recipe.inputs_schema["properties"])
         else {}
     )
-    plan = recipes_service.preview_plan(recipe, recipe_inputs, project_id)
-    return {
-        "status": "preview",
-        "skill": workflow_entry(registry, settings, workflow),
-        "inputs": inputs,
-        "plan": [{**step, "args": _with_inputs(registry, step["tool"], step["args"], inputs)} for step in plan],
-        "estimatedCredits": recipes_service.estimated_credits(registry, recipe, recipe_inputs),
-        "runUrl": f"{settings.api_root}/app/skills/{skill_id}",
-        "previewedAt": utcnow().isoformat(),
-        "note": "Preview only: nothing ran, nothing was charged and no job was created. To run it, call "
-        f"execute_recipe with slug {recipe.slug} and its inputs (get_recipe_details lists them).",
-    }
+    plan = [
+        dataclasses.replace(
+            step, args=_with_inputs(registry, step.tool, step.args, audience=audience, hook=hook, cta=cta)
+        )
+        for step in recipes_service.preview_plan(recipe, recipe_inputs, project_id)
+    ]
+    return Preview(
+        entry=workflow_entry(registry, settings, workflow),
+        plan=plan,
+        estimated_credits=recipes_service.estimated_credits(registry, recipe, recipe_inputs),
+        run_url=f"{settings.api_root}/app/skills/{skill_id}",
+        previewed_at=utcnow(),
+    )
