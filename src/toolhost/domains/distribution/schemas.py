@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from toolhost.platform.fields import (
+    SOCIAL_PLATFORMS,
     Confirm,
     ConnectionPlatform,
     DateTimeWithOffset,
@@ -117,7 +118,7 @@ class SchedulePostIn(ToolInput):
     media_type: Literal["IMAGE", "VIDEO", "CAROUSEL_ALBUM"] | None = None
     caption: Text | None = None
     title: Annotated[str, StringConstraints(max_length=300)] | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
     hashtags: Annotated[list[Hashtag], Field(max_length=100)] | None = None
     schedule_at: DateTimeWithOffset | None = None
     project_id: UUIDStr | None = None
@@ -309,7 +310,7 @@ class WaitForConnectionOut(ToolOutput):
 
 class FindNextSlotsIn(ToolInput):
     project_id: UUIDStr | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
     count: Annotated[int, Field(ge=1, le=20)] = 7
     start_after: DateTimeWithOffset | None = None
     min_gap_hours: Annotated[int, Field(ge=1, le=24)] = 4
