@@ -78,6 +78,14 @@ class LinkedInOptions(_Options):
     organization: ShortText | None = None
 
 
+class PinterestOptions(_Options):
+    # The board the Pin goes to; without it, the account's only board.
+    board_id: Annotated[str, StringConstraints(pattern=r"^\d{1,32}$")] | None = None
+    # Where the Pin leads when opened.
+    link: Url | None = None
+    alt_text: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
 class TwitterOptions(_Options):
     # Posts published as replies below the first, in order (an X thread); the caption is the first post.
     thread: Annotated[list[Text], Field(max_length=24)] | None = None
@@ -104,6 +112,7 @@ class PlatformMetadata(_Options):
     linkedin: LinkedInOptions | None = None
     twitter: TwitterOptions | None = None
     mastodon: MastodonOptions | None = None
+    pinterest: PinterestOptions | None = None
 
 
 class SchedulePostIn(ToolInput):
