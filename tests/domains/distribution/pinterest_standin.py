@@ -51,6 +51,9 @@ class PinterestStandIn:
     retry_after: int | None = None
     spam: bool = False
     fail_processing: bool = False
+    # While set to an unset event, a question about a processing video waits for it (processing_asked is set).
+    hold_processing: asyncio.Event | None = None
+    processing_asked: asyncio.Event = field(default_factory=asyncio.Event)
     accepted: asyncio.Event = field(default_factory=asyncio.Event)
     hang_after_accepting: bool = False
     release: asyncio.Event = field(default_factory=asyncio.Event)
@@ -281,6 +284,9 @@ class PinterestStandIn:
         upload = self.media.get(request.path_params["media_id"])
         if upload is None:
             return error(404, 404, "Media not found.")
+        if upload["status"] == "processing" and self.hold_processing is not None:
+            self.processing_asked.set()
+            await self.hold_processing.wait()
         if upload["status"] == "processing":
             upload["polls"] += 1
             if self.fail_processing:

@@ -402,3 +402,35 @@ async def test_without_its_app_settings_the_pinterest_connector_names_the_settin
         "TOOLHOST_DISTRIBUTION__CONNECTORS__PINTEREST_CLIENT_ID",
         "TOOLHOST_DISTRIBUTION__CONNECTORS__PINTEREST_CLIENT_SECRET",
     ]
+
+
+async def test_a_worker_whose_post_another_worker_took_over_stops_before_pinning_it(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+) -> None:
+    await sign_in(tenant, client, platform, pinterest)
+    pinterest.hold_processing = asyncio.Event()
+    post_id = await schedule(
+        tenant, {"caption": "A slow clip", "r2_key": await stored(tenant, mp4(64, 96, 5), "video/mp4")}
+    )
+    running = asyncio.create_task(run_jobs(worker))
+    async with asyncio.timeout(30):
+        await pinterest.processing_asked.wait()
+    # The slow worker's lease ran out meanwhile and another worker claimed the post.
+    job_id = (await post_row(platform, post_id)).job_id
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(update(Job).where(Job.id == job_id).values(lease_owner="worker-b"))
+    pinterest.hold_processing.set()
+    pinterest.hold_processing = None
+    async with asyncio.timeout(30):
+        await running
+    assert pinterest.create_requests == 0, "the worker that lost the post did not pin it"
+
+    # The other worker died too; the post returns to the queue and is pinned once, reusing the processed video.
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    await drain(worker)
+    post = await post_row(platform, post_id)
+    assert post.status == "published", post.error
+    assert (pinterest.create_requests, len(pinterest.pins), len(pinterest.media)) == (1, 1, 1)
