@@ -225,9 +225,10 @@ class ConnectorSettings(BaseModel):
             "threads",
             "linkedin",
             "tiktok",
+            "pinterest",
         ],
-        description="Connectors offered on the connect page; youtube, x, instagram, facebook, threads, linkedin and "
-        "tiktok also need their app's client id (TikTok: client key) and secret.",
+        description="Connectors offered on the connect page; youtube, x, instagram, facebook, threads, linkedin, "
+        "tiktok and pinterest also need their app's client id (TikTok: client key) and secret.",
     )
     webhook_timeout: float = Field(default=10.0, description="Seconds one webhook delivery may take.")
     webhook_attempts: int = Field(default=3, description="Deliveries tried within one publish attempt.")
@@ -305,6 +306,15 @@ class ConnectorSettings(BaseModel):
         default="https://open.tiktokapis.com/v2/oauth/token/", description="TikTok's OAuth 2.0 token endpoint."
     )
     tiktok_api_url: str = Field(default="https://open.tiktokapis.com", description="TikTok Open API root (/v2).")
+    pinterest_client_id: str | None = Field(default=None, description="App ID of the operator's Pinterest app.")
+    pinterest_client_secret: SecretStr | None = Field(default=None, description="App secret key of that app.")
+    pinterest_authorize_url: str = Field(
+        default="https://www.pinterest.com/oauth/", description="Pinterest's OAuth 2.0 authorization page."
+    )
+    pinterest_token_url: str = Field(
+        default="https://api.pinterest.com/v5/oauth/token", description="Pinterest's OAuth 2.0 token endpoint."
+    )
+    pinterest_api_url: str = Field(default="https://api.pinterest.com/v5", description="Pinterest API v5 root.")
     linkedin_organizations: bool = Field(
         default=False,
         description="The LinkedIn app has the Community Management API: members may also post as the organisations "

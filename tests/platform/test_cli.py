@@ -136,6 +136,17 @@ def test_connectors_list_shows_what_each_connector_supports_and_the_settings_it_
         "TOOLHOST_DISTRIBUTION__CONNECTORS__THREADS_CLIENT_ID",
         "TOOLHOST_DISTRIBUTION__CONNECTORS__THREADS_CLIENT_SECRET",
     ]
+    pinterest = connectors["pinterest"]
+    assert (pinterest["platforms"], pinterest["media_kinds"], pinterest["analytics"], pinterest["comments"]) == (
+        ["pinterest"],
+        ["image", "video"],
+        "pull",
+        [],
+    )
+    assert pinterest["missing_settings"] == [
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__PINTEREST_CLIENT_ID",
+        "TOOLHOST_DISTRIBUTION__CONNECTORS__PINTEREST_CLIENT_SECRET",
+    ]
 
     monkeypatch.setattr(commands.console, "width", 200)
     configured = CliRunner().invoke(

@@ -21,6 +21,7 @@ def test_hosts_and_handle_prefixes_name_their_platform() -> None:
     assert platforms.platform_of_host("www.youtube.com") == "youtube"
     assert platforms.platform_of_host("youtu.be") == "youtube"
     assert platforms.platform_of_host("x.com") == "twitter"
+    assert platforms.platform_of_host("pin.it") == "pinterest"
     assert platforms.platform_of_host("example.com") is None
     assert platforms.profile_url("ig", "brand") == "https://instagram.com/brand"
     assert platforms.profile_url("X", "brand") == "https://x.com/brand"

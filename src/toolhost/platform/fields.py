@@ -100,11 +100,13 @@ DateTimeText = Annotated[
     BeforeValidator(_datetime_as_text),
     Field(description=DATETIME_DESCRIPTION, json_schema_extra={"format": "date-time"}),
 ]
+# CATALOG.md §1.5's P9 and pinterest, a value added after it: agents written for the nine never send it, and an
+# input enum that grows accepts everything it accepted before.
 SocialPlatform = Literal[
-    "youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon"
+    "youtube", "tiktok", "instagram", "twitter", "linkedin", "facebook", "threads", "bluesky", "mastodon", "pinterest"
 ]
 SOCIAL_PLATFORMS: tuple[str, ...] = SocialPlatform.__args__  # type: ignore[attr-defined]
-# C11: the publishing platforms plus the stores a connection can be made to (CATALOG.md §1.5).
+# C11 (and pinterest): the publishing platforms plus the stores a connection can be made to (CATALOG.md §1.5).
 ConnectionPlatform = Literal[
     "youtube",
     "tiktok",
@@ -115,6 +117,7 @@ ConnectionPlatform = Literal[
     "threads",
     "bluesky",
     "mastodon",
+    "pinterest",
     "shopify",
     "etsy",
 ]

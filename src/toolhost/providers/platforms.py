@@ -1,9 +1,9 @@
-"""The one table of the nine social platforms (CATALOG.md §1.5, §7): names, limits, format rules and the facts
+"""The one table of the ten social platforms (CATALOG.md §1.5, §7): names, limits, format rules and the facts
 that the composer, the quality score, scheduling, planning, brand extraction and the swipe file share.
 
-Which way the names flow: the input models' platform enum (`platform.fields.SocialPlatform`, the P9 of the
-catalogue) lives in the platform layer, because the JSON Schema of every tool is built there and the platform
-imports nothing above it. This table sits one layer up, in providers, where domains and providers read it. So
+Which way the names flow: the input models' platform enum (`platform.fields.SocialPlatform`, the catalogue's
+P9 and pinterest) lives in the platform layer, because the JSON Schema of every tool is built there and the
+platform imports nothing above it. This table sits one layer up, in providers, where domains and providers read it. So
 the table imports the enum and checks itself against it when it is imported: a platform added to one and not
 the other fails at start, not at the first call that looks it up.
 """
@@ -293,6 +293,45 @@ RULES: dict[str, PlatformRules] = {
             ),
         ),
         PlatformRules("mastodon", "Mastodon", 500, 1, 4, preferred_hours=(9, 13, 17)),
+        PlatformRules(
+            "pinterest",
+            "Pinterest",
+            # Pinterest API v5 reference, "Create Pin" (PinCreate): description at most 800 characters, title at
+            # most 100; a Pin is an image, 2 to 5 images or a video.
+            800,
+            0,
+            5,
+            needs_media=True,
+            title_limit=100,
+            # A Pin's destination is its `link`; addresses in its description are not followed.
+            links_clickable=False,
+            plan_media_types=("image",),
+            preferred_hours=(14, 20, 21),
+            hosts=("pinterest.com", "pin.it"),
+            profile_url="https://pinterest.com/{}",
+            handle_prefixes=("pin",),
+            media=MediaRules(
+                # Pinterest API v5 reference: "Create Pin" takes images as image_base64 or multiple_image_base64
+                # (content_type image/jpeg or image/png; 2 to 5 images in a carousel) and a video as the media_id
+                # of "Register media upload" (media_type video); Pinterest's Pin specifications: images at most
+                # 20 MB, videos MP4, MOV or M4V, at most 2 GB, 4 seconds to 15 minutes, aspect ratio 1:2 to
+                # 1.91:1. A video is a Pin's only media.
+                source="Pinterest API v5 Create Pin and Pin specifications",
+                kinds={
+                    "image": MediaKind(("image/jpeg", "image/png"), 20 * MB),
+                    "video": MediaKind(
+                        ("video/mp4", "video/quicktime"),
+                        2048 * MB,
+                        min_seconds=4,
+                        max_seconds=15 * 60,
+                        min_aspect=1 / 2,
+                        max_aspect=1.91,
+                    ),
+                },
+                max_items=5,
+                alone=("video",),
+            ),
+        ),
     )
 }
 if tuple(RULES) != SOCIAL_PLATFORMS:

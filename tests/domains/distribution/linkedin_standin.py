@@ -28,6 +28,24 @@ def error(status: int, message: str, code: str | None = None) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
+def duplicate(urn: str) -> JSONResponse:
+    """Content that repeats the author's recent post: LinkedIn's documentation does not show this answer; it is the
+    one developers report (github.com/Arisamiga/Linkedin-RSS/issues/5), naming the earlier post. How long LinkedIn
+    remembers a post is not documented either; an hour here."""
+    return JSONResponse(
+        {
+            "errorDetailType": "com.linkedin.common.error.BadRequest",
+            "message": "com.linkedin.content.common.exception.BadRequestResponseException: "
+            f"Content is a duplicate of {urn}",
+            "errorDetails": {
+                "inputErrors": [{"description": "Duplicate post is detected", "input": {}, "code": "DUPLICATE_POST"}]
+            },
+            "status": 422,
+        },
+        status_code=422,
+    )
+
+
 @dataclass
 class LinkedInStandIn:
     """Records what it receives; switches let a test provoke each documented error case."""
@@ -189,7 +207,7 @@ class LinkedInStandIn:
         recent = (time.time() - 3600) * 1000
         for post in self.posts.values():
             if post["author"] == author and post["commentary"] == text and post["createdAt"] > recent:
-                return error(422, f"Content is a duplicate of {post['id']}", "DUPLICATE_POST")
+                return duplicate(post["id"])
         content = body.get("content") or {}
         media = [content["media"]["id"]] if "media" in content else []
         media += [image["id"] for image in (content.get("multiImage") or {}).get("images") or []]

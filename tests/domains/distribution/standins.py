@@ -16,12 +16,13 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from toolhost.providers.connectors import webhook
 
 
 @contextlib.asynccontextmanager
-async def serve(app: Starlette) -> AsyncIterator[str]:
+async def serve(app: ASGIApp) -> AsyncIterator[str]:
     """Runs an ASGI app on a free 127.0.0.1 port; yields its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -24,7 +24,8 @@ from tests.domains.distribution.test_media_rules import mp4, png, refused, store
 from tests.domains.distribution.test_schedule_post import balance, post_row
 from toolhost.config import Settings
 from toolhost.domains.distribution import accounts as accounts_service
-from toolhost.domains.distribution.models import ConnectedAccount
+from toolhost.domains.distribution.models import ConnectedAccount, Post
+from toolhost.platform.dates import iso
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import run_jobs
@@ -95,6 +96,23 @@ async def stored_account(platform: Platform, account_id: uuid.UUID) -> Connected
         account = await session.get(ConnectedAccount, account_id)
         assert account is not None
         return account
+
+
+async def expire_lease(platform: Platform, post_id: str) -> None:
+    """The dead worker's lease runs out, so the next claim retries the post."""
+    job_id = (await post_row(platform, post_id)).job_id
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+
+
+async def save_marker(platform: Platform, post_id: str, *, since: datetime) -> None:
+    """An earlier worker saved its attempt marker and died, before or after its request reached LinkedIn."""
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(
+            update(Post).where(Post.id == uuid.UUID(post_id)).values(connector_state={"attempt": {"since": iso(since)}})
+        )
 
 
 async def schedule(tenant: Tenant, arguments: dict[str, Any]) -> str:
@@ -224,31 +242,56 @@ async def test_a_worker_killed_after_linkedin_accepted_the_post_does_not_post_it
     assert published["commentary"] == "Exactly once, no marker", "nothing was added to the text"
 
 
-async def test_a_lost_attempt_the_app_may_not_check_fails_the_post_instead_of_risking_a_second_one(
+async def test_a_member_s_lost_post_is_adopted_from_linkedin_s_duplicate_refusal_instead_of_posted_twice(
     tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
 ) -> None:
     await sign_in(tenant, client, linkedin)
+    linkedin.refuse_reading_posts = True  # no r_member_social, as for every app that is not a partner
     linkedin.hang_after_accepting = True
     post_id = await schedule(tenant, {"caption": "Maybe posted"})
     running = asyncio.create_task(run_jobs(worker))
     async with asyncio.timeout(30):
         await linkedin.accepted.wait()
-    running.cancel()
+    running.cancel()  # the worker dies: LinkedIn has the post, toolhost never heard back
     with pytest.raises(asyncio.CancelledError):
         await running
     linkedin.release.set()
     linkedin.hang_after_accepting = False
-    linkedin.refuse_reading_posts = True  # no r_member_social
-    job_id = (await post_row(platform, post_id)).job_id
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
-        )
+    await expire_lease(platform, post_id)
     await drain(worker)
     post = await post_row(platform, post_id)
-    assert post.status == "failed"
+    [published] = linkedin.posts.values()
+    assert post.status == "published", post.error
+    assert post.external_post_id == published["id"], "the post LinkedIn named as the duplicate is adopted"
+    assert linkedin.create_requests == 2
+
+
+async def test_a_member_s_lost_attempt_that_never_reached_linkedin_is_posted_on_the_retry(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+) -> None:
+    await sign_in(tenant, client, linkedin)
+    linkedin.refuse_reading_posts = True
+    post_id = await schedule(tenant, {"caption": "Never arrived"})
+    await save_marker(platform, post_id, since=datetime.now(UTC) - timedelta(minutes=2))
+    await drain(worker)
+    post = await post_row(platform, post_id)
+    [published] = linkedin.posts.values()
+    assert post.status == "published", post.error
+    assert (post.external_post_id, linkedin.create_requests) == (published["id"], 1)
+
+
+async def test_a_member_s_attempt_lost_longer_ago_than_linkedin_is_relied_on_fails_instead_of_posting(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+) -> None:
+    await sign_in(tenant, client, linkedin)
+    linkedin.refuse_reading_posts = True
+    post_id = await schedule(tenant, {"caption": "Maybe posted long ago"})
+    await save_marker(platform, post_id, since=datetime.now(UTC) - timedelta(hours=2))
+    await drain(worker)
+    post = await post_row(platform, post_id)
+    assert (post.status, post.refunded) == ("failed", True)
     assert post.error is not None and "may have posted" in post.error
-    assert linkedin.create_requests == 1
+    assert linkedin.create_requests == 0
 
 
 async def test_duplicate_content_linkedin_refuses_fails_the_post_without_touching_the_account(

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from toolhost.domains.autopilot import schedule
-from toolhost.platform.fields import Confirm, Record, SocialPlatform, TextFormat, UUIDStr
+from toolhost.platform.fields import SOCIAL_PLATFORMS, Confirm, Record, SocialPlatform, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 # The shape of an IANA name (Area/Location, UTC, Etc/GMT+5); which names exist is zoneinfo's to say.
@@ -132,7 +132,7 @@ class CreateAutopilotConfigIn(ToolInput):
     is_active: bool = True
     response_format: TextFormat = "text"
     topic: Annotated[str, StringConstraints(max_length=500)] | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)] | None = None
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))] | None = None
     recipe_slug: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
     recipe_inputs: Record | None = None
 

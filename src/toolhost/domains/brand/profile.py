@@ -131,7 +131,7 @@ def color_palette(value: Any, errors: list[dict[str, str]], path: str) -> dict[s
 
 
 def platform_overrides(value: Any) -> dict[str, dict[str, Any]]:
-    """Per-platform voice overrides for the nine platforms ("x" is twitter)."""
+    """Per-platform voice overrides for the social platforms ("x" is twitter)."""
     result: dict[str, dict[str, Any]] = {}
     for platform, override in _mapping(value).items():
         key = social_platforms.canonical_name(str(platform))

@@ -48,7 +48,9 @@ def add(
     project: Annotated[str, typer.Option(help="Project id the account publishes for.")],
     platform: Annotated[
         str,
-        typer.Option(help="youtube, tiktok, instagram, twitter, linkedin, facebook, threads, bluesky or mastodon."),
+        typer.Option(
+            help="youtube, tiktok, instagram, twitter, linkedin, facebook, threads, bluesky, mastodon or pinterest."
+        ),
     ],
     connector: Annotated[
         str, typer.Option(help="webhook, mastodon, bluesky or youtube (x connects on the connect page).")

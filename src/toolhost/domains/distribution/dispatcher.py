@@ -28,7 +28,7 @@ from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.domains.media import service as media_service
 from toolhost.domains.planning.models import ContentPlan
-from toolhost.platform.jobs import Job, JobFailed, JobPolicy, JobResult, JobRun, JobType, RetryLater
+from toolhost.platform.jobs import Job, JobFailed, JobPolicy, JobResult, JobRun, JobStopped, JobType, RetryLater
 from toolhost.platform.observability import GaugeReading
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.connectors.base import (
@@ -119,12 +119,19 @@ async def publish(run: JobRun) -> JobResult:
 
     async def save_state(state: dict[str, Any]) -> None:
         async with run.session_factory() as session, session.begin():
-            await session.execute(
+            saved = await session.execute(
                 update(Post)
                 .where(Post.id == post.id, exists(select(Job.id).where(run.holds_lease())))
                 .values(connector_state=state)
+                .returning(Post.id)
                 .execution_options(synchronize_session=False)
             )
+            held = saved.first() is not None
+        if not held:
+            # Another worker took the post over (this one's lease ran out while it was slow): what this one has
+            # not saved, the other cannot reconcile, so it stops here rather than create the post beside it.
+            run.stopped.set()
+            raise JobStopped
         publish_context.state = state
 
     publish_context = PublishContext(state=dict(post.connector_state or {}), save_state=save_state)

@@ -329,7 +329,8 @@ def check_platform_rules(
     media: ResolvedMedia,
     metadata: dict[str, Any],
 ) -> None:
-    """Caption limits, media rules, required media and titles, TikTok's privacy rules (CATALOG.md §1.5, §10)."""
+    """Caption limits, media rules, required media and titles, Pinterest's title limit, TikTok's privacy rules
+    (CATALOG.md §1.5, §10)."""
     check_caption_lengths(platforms, text, metadata)
     check_caption_tags(platforms, text)
     media_count = len(media.entries)
@@ -351,6 +352,15 @@ def check_platform_rules(
     if "youtube" in platforms and not (title or (metadata.get("youtube") or {}).get("title")):
         raise ValidationFailed(
             "youtube needs a title", field_errors=[{"path": "title", "message": "required for youtube"}]
+        )
+    pin_title_limit = social_platforms.RULES["pinterest"].title_limit
+    if "pinterest" in platforms and title and pin_title_limit is not None and len(title) > pin_title_limit:
+        # A Pin's title is the post's title, sent whole ("Create Pin": at most 100 characters).
+        raise ValidationFailed(
+            f"the title is over the limit of pinterest ({pin_title_limit} characters), this one is {len(title)}",
+            rule="pinterest.title_limit",
+            limits={"pinterest": pin_title_limit},
+            field_errors=[{"path": "title", "message": "too long for pinterest"}],
         )
     tiktok = metadata.get("tiktok") or {}
     if "tiktok" in platforms:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from toolhost.platform.fields import (
+    SOCIAL_PLATFORMS,
     Confirm,
     ConnectionPlatform,
     DateTimeWithOffset,
@@ -77,6 +78,14 @@ class LinkedInOptions(_Options):
     organization: ShortText | None = None
 
 
+class PinterestOptions(_Options):
+    # The board the Pin goes to; without it, the account's only board.
+    board_id: Annotated[str, StringConstraints(pattern=r"^\d{1,32}$")] | None = None
+    # Where the Pin leads when opened.
+    link: Url | None = None
+    alt_text: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
 class TwitterOptions(_Options):
     # Posts published as replies below the first, in order (an X thread); the caption is the first post.
     thread: Annotated[list[Text], Field(max_length=24)] | None = None
@@ -103,6 +112,7 @@ class PlatformMetadata(_Options):
     linkedin: LinkedInOptions | None = None
     twitter: TwitterOptions | None = None
     mastodon: MastodonOptions | None = None
+    pinterest: PinterestOptions | None = None
 
 
 class SchedulePostIn(ToolInput):
@@ -117,7 +127,7 @@ class SchedulePostIn(ToolInput):
     media_type: Literal["IMAGE", "VIDEO", "CAROUSEL_ALBUM"] | None = None
     caption: Text | None = None
     title: Annotated[str, StringConstraints(max_length=300)] | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
     hashtags: Annotated[list[Hashtag], Field(max_length=100)] | None = None
     schedule_at: DateTimeWithOffset | None = None
     project_id: UUIDStr | None = None
@@ -309,7 +319,7 @@ class WaitForConnectionOut(ToolOutput):
 
 class FindNextSlotsIn(ToolInput):
     project_id: UUIDStr | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
     count: Annotated[int, Field(ge=1, le=20)] = 7
     start_after: DateTimeWithOffset | None = None
     min_gap_hours: Annotated[int, Field(ge=1, le=24)] = 4

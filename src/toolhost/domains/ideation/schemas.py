@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from toolhost.platform.fields import SocialPlatform, TextFormat, Url, UUIDStr
+from toolhost.platform.fields import SOCIAL_PLATFORMS, SocialPlatform, TextFormat, Url, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 
@@ -96,7 +96,7 @@ class SuggestNextContentIn(ToolInput):
 
     project_id: UUIDStr | None = None
     count: Annotated[int, Field(ge=1, le=10)] = 3
-    platforms: Annotated[list[SocialPlatform], Field(max_length=9)] | None = None
+    platforms: Annotated[list[SocialPlatform], Field(max_length=len(SOCIAL_PLATFORMS))] | None = None
     response_format: TextFormat = "text"
 
 

@@ -7,7 +7,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
-from toolhost.platform.fields import NOT_BLANK_PATTERN, SocialPlatform, Text, TextFormat, Url, UUIDStr, when_given
+from toolhost.platform.fields import (
+    NOT_BLANK_PATTERN,
+    SOCIAL_PLATFORMS,
+    SocialPlatform,
+    Text,
+    TextFormat,
+    Url,
+    UUIDStr,
+    when_given,
+)
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 Stage = Literal["research", "quality", "schedule"]
@@ -18,7 +27,7 @@ class CheckPipelineReadinessIn(ToolInput):
     """The platforms a pipeline run would post to, and how many posts it would schedule."""
 
     project_id: UUIDStr | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
     estimated_posts: Annotated[int, Field(ge=1, le=50)] = 5
     response_format: TextFormat = "text"
 
@@ -71,8 +80,8 @@ class RunContentPipelineIn(ToolInput):
 
     project_id: UUIDStr | None = None
     topic: Text | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
-    account_ids: dict[str, UUIDStr] | None = Field(default=None, max_length=9)
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
+    account_ids: dict[str, UUIDStr] | None = Field(default=None, max_length=len(SOCIAL_PLATFORMS))
     days: Annotated[int, Field(ge=1, le=7)] = 5
     posts_per_day: Annotated[int, Field(ge=1, le=3)] = 1
     approval_mode: ApprovalMode = "review_low_confidence"

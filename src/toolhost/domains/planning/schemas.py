@@ -8,6 +8,7 @@ from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, with_
 from typing_extensions import TypedDict
 
 from toolhost.platform.fields import (
+    SOCIAL_PLATFORMS,
     CalendarDate,
     Confirm,
     DateTimeText,
@@ -101,7 +102,7 @@ class PlanContentWeekIn(ToolInput):
 
     topic: Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
     source_url: Url | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
     posts_per_day: Annotated[int, Field(ge=1, le=5)] = 1
     days: Annotated[int, Field(ge=1, le=7)] = 5
     start_date: CalendarDate | None = None

@@ -35,7 +35,7 @@ INSTRUCTION_OPENING = re.compile(
     r"\b.{0,80}?\b(?:post|caption|tweet|thread|script|blog|article|copy|hook|update)s?\b",
     re.IGNORECASE,
 )
-PLATFORM_NAMES = r"(?:linkedin|instagram|insta|facebook|twitter|x|tiktok|threads|bluesky|mastodon|youtube)"
+PLATFORM_NAMES = r"(?:linkedin|instagram|insta|facebook|twitter|x|tiktok|threads|bluesky|mastodon|youtube|pinterest)"
 PLATFORM_OPENING = re.compile(
     rf"^\s*(?:an?\s+)?(?:{PLATFORM_NAMES}\s+(?:post|caption|tweet|thread|video|description|update)"
     r"|(?:tweet|caption|post|thread)\s+(?:announcing|about|for|on|introducing))\b",

@@ -11,7 +11,7 @@ from toolhost.platform.registry import ToolInput, ToolOutput
 from toolhost.providers import platforms as social_platforms
 
 Threshold = Annotated[float, Field(ge=0, le=35)]
-# What PlanPostIn.platform accepts, as the schema lists it (lower case): the nine platforms and their aliases.
+# What PlanPostIn.platform accepts, as the schema lists it (lower case): the platforms and their aliases.
 PLATFORM_NAMES = sorted(
     {*SOCIAL_PLATFORMS, *(alias for rules in social_platforms.RULES.values() for alias in rules.aliases)}
 )
@@ -22,7 +22,7 @@ class QualityCheckIn(ToolInput):
 
     caption: Annotated[str, StringConstraints(max_length=10_000)]
     title: Text | None = None
-    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=9)]
+    platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
     threshold: Threshold = 26
     brand_keyword: Text | None = None  # CATALOG.md §9 gives no limit: the §1.8 default (10,000)
     brand_avoid_patterns: Annotated[list[ShortText], Field(max_length=100)] | None = None

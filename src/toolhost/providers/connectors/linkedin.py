@@ -7,10 +7,19 @@ Each behaviour follows a section of LinkedIn's public API documentation (Microso
 
 Exactly once without an idempotency key: `POST /rest/posts` has none, and a worker may die after LinkedIn
 accepted a post but before toolhost recorded its `x-restli-id`. So before the create request the connector
-saves an attempt marker (when it began) in the post's connector state, and right after it the post's URN. A
-retry that finds a marker without a URN first looks for the post among the author's recent posts ("Posts API",
-Find Posts by Authors, newest first) created since the marker, matched by commentary, and adopts the one it
-finds; only when there is none does it post again. LinkedIn's "duplicate" refusal is answered the same way.
+saves an attempt marker (when the first unresolved attempt began) in the post's connector state, and right after
+it the post's URN. A retry that finds a marker without a URN first looks for the post among the author's recent
+posts ("Posts API", Find Posts by Authors, newest first) created since the marker, matched by commentary, and
+adopts the one it finds; only when there is none does it post again.
+
+A member's own posts can be read only with `r_member_social`, which LinkedIn grants to approved partners alone,
+so for members that search is refused (403). The retry then sends the same request again (the same commentary
+and the media uploaded once): LinkedIn refuses content that repeats the author's recent post with 422
+DUPLICATE_POST, "Content is a duplicate of urn:li:share:...", naming the post, which is adopted; a post created
+instead means the lost attempt never reached LinkedIn. LinkedIn's documentation does not describe this refusal
+(it is the answer developers report, e.g. github.com/Arisamiga/Linkedin-RSS/issues/5) nor how long it remembers
+a post (reports say a day or more), so a retry relies on it only within DUPLICATE_WINDOW of the first attempt;
+later, a member post whose first attempt may have posted fails instead of risking a second.
 """
 
 from __future__ import annotations
@@ -62,6 +71,15 @@ PAGE_SIZE = 50
 RECONCILE_PAGES = 3
 RATE_LIMIT_WAITS = 3
 DUPLICATE = "duplicate"
+# How long after a lost attempt a retry relies on LinkedIn refusing the same content again (see the module's
+# docstring): well within what developers report, and longer than the job machine's retries after a lost lease.
+DUPLICATE_WINDOW = timedelta(hours=1)
+# The post a DUPLICATE_POST refusal names.
+DUPLICATE_OF = re.compile(r"urn:li:(?:share|ugcPost):\d+")
+
+
+class PostsUnreadable(Exception):
+    """LinkedIn refused to list the author's posts (a member's posts need the partner-only r_member_social)."""
 
 
 def commentary(text: str) -> str:
@@ -144,17 +162,26 @@ class LinkedInConnector(OAuthConnector):
         text = commentary(post.text())
         urn = state.get("post_urn")
         attempt = state.get("attempt")
-        if urn is None and attempt is not None:
-            urn = await self._find_post(account, author, text, since=parse_iso(str(attempt["since"])))
+        since = parse_iso(str(attempt["since"])) if attempt else None
+        if urn is None and since is not None:
+            try:
+                urn = await self._find_post(account, author, text, since=since)
+            except PostsUnreadable as unreadable:
+                if datetime.now(UTC) - since > DUPLICATE_WINDOW:
+                    raise PublishFailed(
+                        "linkedin: an earlier attempt may have posted, and the app may not read the author's posts "
+                        "to check (HTTP 403); look at the profile before scheduling it again",
+                        retryable=False,
+                    ) from unreadable
             if urn is not None:
                 state = {**state, "post_urn": urn, "attempt": None}
                 await context.save_state(state)
         if urn is None:
             content, state = await self._content(account, author, post, state, context)
-            since = datetime.now(UTC)
-            state = {**state, "attempt": {"since": iso(since)}}
-            await context.save_state(state)
-            urn = await self._create(account, author, text, content, since=since)
+            if since is None:
+                state = {**state, "attempt": {"since": iso(datetime.now(UTC))}}
+                await context.save_state(state)
+            urn = await self._create(account, author, text, content, lost_attempt=since is not None)
             state = {**state, "post_urn": urn, "attempt": None}
             await context.save_state(state)
         return PublishResult(external_post_id=str(urn), external_url=f"https://www.linkedin.com/feed/update/{urn}/")
@@ -188,9 +215,12 @@ class LinkedInConnector(OAuthConnector):
         return {"multiImage": {"images": [{"id": value} for value in urns]}}, state
 
     async def _create(
-        self, account: AccountSession, author: str, text: str, content: dict[str, Any] | None, *, since: datetime
+        self, account: AccountSession, author: str, text: str, content: dict[str, Any] | None, *, lost_attempt: bool
     ) -> str:
-        """ "Posts API", Create a Post (POST /rest/posts): 201 with the post's URN in the x-restli-id header."""
+        """ "Posts API", Create a Post (POST /rest/posts): 201 with the post's URN in the x-restli-id header.
+
+        After a lost attempt, a duplicate refusal names the post that attempt made, which is adopted; otherwise it
+        is another post of the author's with the same text, and this one fails."""
         body: dict[str, Any] = {
             "author": author,
             "commentary": text,
@@ -207,11 +237,9 @@ class LinkedInConnector(OAuthConnector):
             body["content"] = content
         response = await self._request(account, "POST", "/rest/posts", body=body)
         if response.status in (409, 422) and DUPLICATE in _message(response).lower():
-            # LinkedIn refuses a post whose content duplicates one the author just made. When that one is this
-            # post (an earlier attempt whose answer was lost), it is adopted, not refused.
-            found = await self._find_post(account, author, text, since=since)
-            if found is not None:
-                return found
+            named = DUPLICATE_OF.search(_message(response))
+            if lost_attempt and named is not None:
+                return named.group(0)
             raise PublishFailed(
                 "linkedin refused the post as duplicate content: the author published the same text recently",
                 retryable=False,
@@ -236,13 +264,7 @@ class LinkedInConnector(OAuthConnector):
             )
             response = await self._request(account, "GET", f"/rest/posts?{query}")
             if response.status == 403:
-                # Without read access to the author's posts nobody can tell whether the lost attempt posted:
-                # the post fails rather than risk appearing twice.
-                raise PublishFailed(
-                    "linkedin: an earlier attempt may have posted, and the app may not read the author's posts "
-                    "to check (HTTP 403); look at the profile before scheduling it again",
-                    retryable=False,
-                )
+                raise PostsUnreadable
             _raise_for_linkedin(response, "read the author's posts")
             reply = json_body("linkedin", response)
             elements = reply.get("elements") or []

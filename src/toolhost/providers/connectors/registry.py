@@ -30,6 +30,8 @@ from toolhost.providers.connectors.linkedin import ORGANIZATION_SCOPES as LINKED
 from toolhost.providers.connectors.linkedin import LinkedInConnector
 from toolhost.providers.connectors.mastodon import MastodonConnector
 from toolhost.providers.connectors.oauth import OAuthApp
+from toolhost.providers.connectors.pinterest import SCOPES as PINTEREST_SCOPES
+from toolhost.providers.connectors.pinterest import PinterestConnector
 from toolhost.providers.connectors.threads import SCOPES as THREADS_SCOPES
 from toolhost.providers.connectors.threads import ThreadsConnector
 from toolhost.providers.connectors.tiktok import SCOPES as TIKTOK_SCOPES
@@ -91,6 +93,7 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
 
     linkedin_secret = options.linkedin_client_secret.get_secret_value() if options.linkedin_client_secret else None
     tiktok_secret = options.tiktok_client_secret.get_secret_value() if options.tiktok_client_secret else None
+    pinterest_secret = options.pinterest_client_secret.get_secret_value() if options.pinterest_client_secret else None
     return {
         "webhook": WebhookConnector(
             fetcher, timeout=options.webhook_timeout, attempts=options.webhook_attempts, backoff=options.webhook_backoff
@@ -196,6 +199,27 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
                 client_auth="client_secret_post",
             ),
             api_url=options.tiktok_api_url,
+            media_processing_polls=options.media_processing_polls,
+        ),
+        "pinterest": PinterestConnector(
+            fetcher,
+            app=OAuthApp(
+                client_id=options.pinterest_client_id,
+                client_secret=pinterest_secret,
+                authorize_url=options.pinterest_authorize_url,
+                token_url=options.pinterest_token_url,
+                scopes=PINTEREST_SCOPES,
+                setting_names=(
+                    f"{SETTINGS_PREFIX}PINTEREST_CLIENT_ID",
+                    f"{SETTINGS_PREFIX}PINTEREST_CLIENT_SECRET",
+                ),
+                # "Set up authentication and authorization": the authorization page takes comma-separated scopes
+                # and documents no PKCE; the token endpoint takes the app id and secret as HTTP Basic.
+                pkce=False,
+                scope_separator=",",
+            ),
+            api_url=options.pinterest_api_url,
+            rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
         ),
     }
