@@ -25,6 +25,7 @@ from toolhost.domains.brand.consistency import score_consistency
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "brand_consistency"
 HOLDOUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "holdout" / "brand_cases.json"
+RUBRIC = Path(__file__).resolve().parent.parent / "tests" / "data" / "rubric"
 
 
 def roc_auc(scores: Sequence[float], labels: list[int]) -> float:
@@ -126,9 +127,69 @@ def holdout() -> None:
     print("misses by label/kind: " + ", ".join(f"{kind} {count}" for kind, count in sorted(misses.items())))
 
 
+def rubric_runtime(brand: dict[str, Any]) -> dict[str, Any]:
+    """The get_brand_runtime payload of a rubric-set brand: what it sells is its industry, its tone words,
+    pillars, audience and terms go where a saved profile keeps them."""
+    return {
+        "found": True,
+        "name": brand["name"],
+        "industry": brand["sells"],
+        "description": brand["sells"],
+        "messaging": {"contentPillars": brand["pillars"]},
+        "voice": {
+            "tone": brand["tone"],
+            "preferredTerms": brand["preferred_terms"],
+            "bannedTerms": brand["banned_terms"],
+        },
+        "audience": {"primary": brand["audience"]},
+    }
+
+
+def in_measuring_half(case: dict[str, Any]) -> bool:
+    """Even-numbered ids are only measured on; odd-numbered ones are read and tuned on."""
+    return int("".join(character for character in case["id"] if character.isdigit())) % 2 == 0
+
+
+def rubric(verbose: bool) -> None:
+    """The rubric set: figures for each half, the tuning half's misses with their text."""
+    brands = {brand["id"]: rubric_runtime(brand) for brand in json.loads((RUBRIC / "brands.json").read_text())}
+    cases = [json.loads(line) for line in (RUBRIC / "brand_consistency.jsonl").read_text().splitlines() if line]
+    for half, measuring in (("tuning half (odd ids)", False), ("measuring half (even ids)", True)):
+        part = [case for case in cases if in_measuring_half(case) == measuring]
+        scores, labels, quiet_scores, quiet_labels, correct = [], [], [], [], 0
+        misses: Counter[str] = Counter()
+        for case in part:
+            result = score_consistency(brands[case["brand_id"]], case["text"])
+            label = int(case["label"] == "on")
+            scores.append(result.overall)
+            labels.append(label)
+            if label or case["kind"] == "quiet":
+                quiet_scores.append(result.overall)
+                quiet_labels.append(label)
+            correct += int(result.passed == bool(label))
+            if result.passed != bool(label):
+                misses[case["kind"]] += 1
+                if not measuring:
+                    dims = " ".join(f"{name[:5]}={round(d.score)}" for name, d in result.dimensions.items())
+                    print(
+                        f"MISS {case['id']} {case['brand_id']} {case['kind']} ({case['why']}) {result.overall} {dims}"
+                    )
+                    print(f"    {case['text'][:240]!r} blockers={result.blockers}")
+            elif verbose and not measuring:
+                print(f"ok   {case['id']} {case['kind']} {result.overall}")
+        print(f"== rubric set, {half}: {len(part)} texts ({sum(labels)} on-brand)")
+        print(f"ROC AUC (overall): {roc_auc(scores, labels):.3f}")
+        print(f"ROC AUC (quiet off-brand vs on-brand): {roc_auc(quiet_scores, quiet_labels):.3f}")
+        print(f"pass-flag accuracy: {correct / len(part):.3f}")
+        print("misses by kind: " + ", ".join(f"{kind} {count}" for kind, count in sorted(misses.items())))
+
+
 def main() -> None:
     if "--holdout" in sys.argv:
         holdout()
+        return
+    if "--rubric" in sys.argv:
+        rubric("--verbose" in sys.argv)
         return
     verbose = "--verbose" in sys.argv
     brands = json.loads((DATA / "brands.json").read_text())

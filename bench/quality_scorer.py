@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from toolhost.domains.quality.scoring import DEFAULT_THRESHOLD, PostInput, QualityResult, score_post
+from toolhost.domains.quality.service import BrandJudge
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 TUNING_SETS = ("labelled_posts.jsonl", "rubric_posts.jsonl", "old_writer_posts.jsonl")
 HOLDOUT = DATA / "holdout" / "quality_posts.jsonl"
+RUBRIC = DATA / "rubric" / "gate.jsonl"
 
 
 def auc(scores: list[float], labels: list[int]) -> float:
@@ -38,17 +40,32 @@ def auc(scores: list[float], labels: list[int]) -> float:
 
 def _load(path: Path) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    # The held-out set labels in words ("publishable" / "unpublishable"), the tuning sets in 1 and 0.
+    # The held-out set labels in words ("publishable" / "unpublishable"), the rubric set "pass" / "fail",
+    # the team's tuning sets in 1 and 0.
     for row in rows:
         if isinstance(row["label"], str):
-            row["label"] = int(row["label"] == "publishable")
+            row["label"] = int(row["label"] in ("publishable", "pass"))
     return rows
 
 
-def _score(row: dict[str, Any]) -> QualityResult:
+def brand_runtime(description: str) -> dict[str, Any]:
+    """The thin profile a project of the rubric set's brand would have: its name and what it does.
+
+    The rubric set names each post's brand as "Name, what it does" ("Ember & Oak, a small-batch coffee
+    roaster"); a brand named alone ("Northwind Credit Union") says what it does in its name.
+    """
+    name, _, trade = description.partition(", ")
+    return {"found": True, "name": name, "industry": trade or name}
+
+
+def _score(row: dict[str, Any], *, with_brand: bool = False) -> QualityResult:
     # The held-out set names the post's text `text`; the tuning sets name it `caption`.
     caption = row["caption"] if "caption" in row else row["text"]
-    return score_post(PostInput(caption=caption, platforms=(row["platform"],), title=row.get("title")))
+    post = PostInput(caption=caption, platforms=(row["platform"],), title=row.get("title"))
+    if with_brand and isinstance(row.get("brand"), str):
+        judge = BrandJudge(brand_runtime(row["brand"]), keyword=None, avoid_patterns=[], banned_terms=[])
+        return score_post(post, brand=judge.signals(caption))
+    return score_post(post)
 
 
 def _figures(rows: list[dict[str, Any]], results: list[QualityResult]) -> None:
@@ -75,9 +92,43 @@ def holdout() -> None:
         print(f"  missed {count:3d}  kind={kind}  ({way})")
 
 
+def in_measuring_half(row: dict[str, Any]) -> bool:
+    """The rubric set's split: even-numbered ids are only measured on, odd-numbered ones are read and tuned on."""
+    return int("".join(character for character in row["id"] if character.isdigit())) % 2 == 0
+
+
+def rubric(verbose: bool) -> None:
+    """The rubric set (tests/data/rubric/gate.jsonl): the tuning half's misses shown, the measuring half's
+    figures only, each scored with its brand's thin profile and without one."""
+    rows = _load(RUBRIC)
+    for half, measuring in (("tuning half (odd ids)", False), ("measuring half (even ids)", True)):
+        part = [row for row in rows if in_measuring_half(row) == measuring]
+        for with_brand in (True, False):
+            results = [_score(row, with_brand=with_brand) for row in part]
+            print(f"== rubric set, {half}, {'with' if with_brand else 'without'} the brand's profile")
+            _figures(part, results)
+            passed_bad = sum(1 for row, r in zip(part, results, strict=True) if r.passed and not row["label"])
+            blocked_good = sum(1 for row, r in zip(part, results, strict=True) if not r.passed and row["label"])
+            print(f"misses: {passed_bad} unpublishable passed, {blocked_good} publishable blocked")
+            if measuring or not with_brand:
+                continue
+            for row, result in zip(part, results, strict=True):
+                wrong = int(result.passed) != row["label"]
+                if wrong or verbose:
+                    scores = " ".join(str(item.score) for item in result.categories)
+                    print(
+                        f"{'WRONG ' if wrong else ''}{row['id']} ({row['why']}) label={row['label']} "
+                        f"total={result.total} [{scores}] blockers={result.blockers}"
+                    )
+                    print(f"    {row['brand']} | {row['text'][:300]!r}")
+
+
 def main() -> None:
     if "--holdout" in sys.argv:
         holdout()
+        return
+    if "--rubric" in sys.argv:
+        rubric("--verbose" in sys.argv)
         return
     verbose = "--verbose" in sys.argv
     first = _load(DATA / "quality" / TUNING_SETS[0])[0]
