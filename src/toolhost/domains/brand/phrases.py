@@ -1,27 +1,21 @@
 """Noun phrases in a brand's copy: its key terms and the people it says it is for.
 
-Part-of-speech tags come from TextBlob's pattern tagger, whose English lexicon ships in the wheel (no model
-or corpus to download). A term is a noun phrase (adjectives and nouns ending on a noun: "single-origin
-coffee", "small batches"), never a run of words that only sits together ("Coffee worth slowing").
+Part-of-speech tags come from `providers.text.analysis.tag` (TextBlob's pattern tagger). A term is a noun
+phrase (adjectives and nouns ending on a noun: "single-origin coffee", "small batches"), never a run of words
+that only sits together ("Coffee worth slowing").
 """
 
 from __future__ import annotations
 
 import math
 import re
-import threading
-import warnings
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
 
-from toolhost.providers.text.analysis import STOPWORDS, sentences
+from toolhost.providers.text.analysis import NOUN_TAGS, STOPWORDS, Token, sentences, tag
 
 TEXT_LIMIT = 60_000
 MAX_PHRASE_TOKENS = 4
-# PTB-style tokens, so the tagger's lexicon knows them: "isn't" -> "is n't", "Rosie's" -> "Rosie 's".
-TOKEN = re.compile(r"\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.&]\w+)*|[^\w\s]")
-NOUN = frozenset({"NN", "NNS", "NNP", "NNPS"})
+NOUN = NOUN_TAGS
 MODIFIER = frozenset({"JJ", "JJR", "JJS", "VBG"})
 # People nouns that do not end like an agent noun (-er, -or, -ist, -ian, -ant, -ent).
 PEOPLE = frozenset(
@@ -49,18 +43,6 @@ AUDIENCE_VERBS = re.compile(r"^(?:help|helps|helping|serve|serves|serving|empowe
 MADE_FOR = re.compile(r"^(?:built|made|designed|crafted|created|perfect|ideal|tailored|baked|roasted|brewed)$", re.I)
 CLAUSE_END = re.compile(r"[,.;:!?\u2014\u2013(]|\s-\s")
 
-_LOCK = threading.Lock()
-
-
-@dataclass(frozen=True, slots=True)
-class Token:
-    """A word or mark of a sentence, its part-of-speech tag and where it stands in the sentence."""
-
-    text: str
-    tag: str
-    start: int
-    end: int
-
 
 @dataclass(frozen=True, slots=True)
 class AudienceStatement:
@@ -69,30 +51,6 @@ class AudienceStatement:
     phrase: str
     people: str
     strength: int
-
-
-@cache
-def _tagger() -> Any:
-    from textblob.en.taggers import PatternTagger  # on first use: with nltk it holds ~20 MB
-
-    tagger = PatternTagger()
-    # The lexicon loads on the first call; two threads must not load it at once. Pattern's loader leaves its
-    # files to the garbage collector, which warns (ResourceWarning) as it closes them: nothing leaks.
-    with _LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        tagger.tag("warm up", tokenize=False)
-    return tagger
-
-
-def tag(sentence: str) -> list[Token]:
-    """The sentence's tokens with their tags."""
-    spans = [(match.group(0), match.start(), match.end()) for match in TOKEN.finditer(sentence.replace("\u2019", "'"))]
-    if not spans:
-        return []
-    tagged = _tagger().tag(" ".join(text for text, _, _ in spans), tokenize=False)
-    if len(tagged) != len(spans):  # the tagger split a token after all: tag word by word instead
-        tagged = [(text, _tagger().tag(text, tokenize=False)[0][1]) for text, _, _ in spans]
-    return [Token(text, str(pos), start, end) for (text, start, end), (_, pos) in zip(spans, tagged, strict=True)]
 
 
 def tagged_sentences(text: str) -> list[tuple[str, list[Token]]]:

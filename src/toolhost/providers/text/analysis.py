@@ -9,13 +9,23 @@ ones, fed with the counts made here. Two libraries were tried and left out, with
   action, alignment -> align), so the brand scorer tells brands apart less well (bench/brand_consistency.py:
   ROC AUC 0.980 -> 0.976, cross-brand 0.985 -> 0.982). The stem here strips inflections only. Dictionary
   lemmatizers that would do that (simplemma, lemminflect) load 40-70 MB in 4-6 s on their first call.
+
+Part-of-speech tags come from TextBlob's pattern tagger (a lexicon of ~100,000 words with Brill's context
+rules), whose English lexicon ships in the wheel: no model or corpus to download, about 20 MB once loaded.
+The brand extractor reads noun phrases with it and the quality gate reads broken grammar with it. spaCy's
+medium English pipeline reads grammar better but costs 300 MB per process and a model package; the gain on
+the quality gate's rubric set was small (bench/README.md).
 """
 
 from __future__ import annotations
 
 import re
+import threading
+import warnings
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import Any
 
 import pyphen
 
@@ -165,3 +175,51 @@ def outside_urls(text: str, change: Callable[[str], str]) -> str:
         end = match.end()
     parts.append(change(text[end:]))
     return "".join(parts)
+
+
+# PTB-style tokens, so the tagger's lexicon knows them: "isn't" -> "is n't", "Rosie's" -> "Rosie 's".
+TAGGED_TOKEN = re.compile(r"\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.&]\w+)*|[^\w\s]")
+NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+VERB_TAGS = frozenset({"VB", "VBP", "VBZ", "VBD", "MD"})
+
+_TAGGER_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A word or mark of a sentence, its part-of-speech tag (Penn Treebank) and where it stands."""
+
+    text: str
+    tag: str
+    start: int
+    end: int
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+
+@cache
+def _tagger() -> Any:
+    from textblob.en.taggers import PatternTagger  # on first use: with nltk it holds ~20 MB
+
+    tagger = PatternTagger()
+    # The lexicon loads on the first call; two threads must not load it at once. Pattern's loader leaves its
+    # files to the garbage collector, which warns (ResourceWarning) as it closes them: nothing leaks.
+    with _TAGGER_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        tagger.tag("warm up", tokenize=False)
+    return tagger
+
+
+def tag(sentence: str) -> list[Token]:
+    """The sentence's tokens with their part-of-speech tags."""
+    spans = [
+        (match.group(0), match.start(), match.end()) for match in TAGGED_TOKEN.finditer(sentence.replace("\u2019", "'"))
+    ]
+    if not spans:
+        return []
+    tagged = _tagger().tag(" ".join(text for text, _, _ in spans), tokenize=False)
+    if len(tagged) != len(spans):  # the tagger split a token after all: tag word by word instead
+        tagged = [(text, _tagger().tag(text, tokenize=False)[0][1]) for text, _, _ in spans]
+    return [Token(text, str(pos), start, end) for (text, start, end), (_, pos) in zip(spans, tagged, strict=True)]
