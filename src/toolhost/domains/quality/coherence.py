@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from toolhost.providers.text import analysis, grammar
 
 HASHTAG = re.compile(r"(?:(?<=\s)|^)#(\w+)", re.UNICODE)
-URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
+# A link: with a scheme or "www.", or a bare domain followed by a path ("example.com/book?promo=X"); a bare
+# domain alone ("example.com") is how people name a website and stays prose.
+URL = re.compile(
+    r"\b(?:https?://|www\.)\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|co|io|uk|us|ca|au|de|app|shop|dev)/\S*",
+    re.IGNORECASE,
+)
+# The same word twice in a row ("and and", "in in"); a few words are doubled in good English ("had had").
+DOUBLED_WORD = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
+GOOD_DOUBLES = frozenset({"had", "that", "is", "very", "so", "really", "bye", "no", "yes", "knock", "tick", "ha"})
 # A sentence ends at an end mark followed by a space (so "2.6" and "example.com" stay whole) or a line break.
 SENTENCE_BREAK = re.compile(r"(?<=[.!?\u2026])[\"'\u201d\u2019)]*[ \t]+|\n+")
 LIST_ITEM = re.compile(r"^\s*(?:[-\u2022*]|\d{1,2}[.)]|\d{1,2}:\d{2})\s+")
@@ -212,7 +220,9 @@ def truncation(caption: str) -> list[Finding]:
         if trailing.group(1).lower() in grammar.DANGLING:
             return [Finding("truncated", f'it trails off after "{trailing.group(1)}"', 3)]
         return []
-    if body[-1] in ".!?)\"'\u201d\u2019:;" or body[-1].isdigit():
+    if body[-1] == ":":
+        return [Finding("truncated", f"it stops on a label with nothing after it ({_quote(body[-30:])})", 3)]
+    if body[-1] in ".!?)\"'\u201d\u2019;" or body[-1].isdigit():
         return []
     last_word = re.findall(r"[A-Za-z']+", body)[-1:] or [""]
     if last_word[0].lower() in grammar.DANGLING | OPEN_ENDINGS | {"why"}:
@@ -233,7 +243,7 @@ def leftovers(caption: str) -> list[Finding]:
     found: list[Finding] = []
     for match in URL.finditer(caption):
         url = match.group(0)
-        tracked = bool(re.search(r"[?&](?:utm_\w+|ref|fbclid|gclid)=", url))
+        tracked = bool(re.search(r"[?&]\w+=", url))  # a query string: tracking or a campaign code
         inline = bool(caption[match.end() :].strip(" .)\n#").split())  # text continues after the link
         weight = 2.5 if tracked else 1.5 if inline else 1.0
         found.append(Finding("url", f"a raw link is left in the text ({_quote(url, 40)})", weight))
@@ -264,6 +274,13 @@ def repetition(caption: str) -> list[Finding]:
     repeated = [part for part, count in Counter(parts).items() if count > 1 and len(part.split()) >= 2]
     if repeated:
         found.append(Finding("repetition", f'a sentence appears twice ("{repeated[0][:50]}")', 2.5))
+    doubled = [
+        match.group(0)
+        for match in DOUBLED_WORD.finditer(text)
+        if match.group(1).lower() not in GOOD_DOUBLES and not match.group(1).isdigit()
+    ]
+    if doubled:
+        found.append(Finding("repetition", f'a word is written twice in a row ("{doubled[0]}")', 2.5))
     words = analysis.words(text)
     for size, times in ((4, 2), (3, 3)):
         grams = Counter(tuple(words[index : index + size]) for index in range(len(words) - size + 1))

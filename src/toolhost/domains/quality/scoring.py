@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from toolhost.domains.quality import coherence, lexicon
+from toolhost.domains.quality import coherence, lexicon, tagged
 from toolhost.domains.quality.coherence import Finding
 from toolhost.providers.platforms import PlatformRules, rules_for
 from toolhost.providers.text import analysis
@@ -65,6 +65,7 @@ class BrandSignals:
     avoid_patterns: tuple[str, ...] = ()
     banned_terms: tuple[str, ...] = ()
     supported_claims: tuple[str, ...] = ()
+    name: str = ""
 
     @property
     def blocked_terms(self) -> tuple[str, ...]:
@@ -209,6 +210,8 @@ def score_hook(caption: str, findings: list[Finding] | None = None) -> Category:
         category.move(-1, "it leans on exclamation marks")
     if _has_phrase(hook, lexicon.CLICHES):
         category.move(-1, "it is a cliché")
+    if any(finding.kind == "vague" for finding in findings or []):
+        category.move(-1, "the opening promises nothing in particular")
     broken = [finding for finding in coherence.read(hook) if finding.weight >= 2] if findings else []
     if broken:
         category.move(-1.5, f"the opening sentence is broken: {broken[0].detail}")
@@ -227,6 +230,7 @@ CLARITY_FINDINGS = frozenset(
         "url",
         "repetition",
         "keyword_stuffing",
+        "vague",
     }
 )
 
@@ -327,7 +331,11 @@ def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[st
     return score, reasons
 
 
-def score_platform_fit(post: PostInput) -> Category:
+# Leftovers of how a post was made, which no platform displays as intended.
+UNFORMATTED = frozenset({"url", "placeholder", "markdown"})
+
+
+def score_platform_fit(post: PostInput, findings: list[Finding] | None = None) -> Category:
     """Length, hashtags, title, media and format rules of every target platform (the worst one counts)."""
     category = Category("Platform Fit", 5.0)
     worst: tuple[float, list[str]] | None = None
@@ -338,6 +346,9 @@ def score_platform_fit(post: PostInput) -> Category:
     if worst is not None:
         category.score = worst[0]
         category.reasons = worst[1]
+    leftover = [finding for finding in findings or [] if finding.kind in UNFORMATTED and finding.weight >= 2]
+    if leftover:
+        category.move(-1, "it is not ready to post as it stands: " + leftover[0].detail)
     return category
 
 
@@ -398,6 +409,8 @@ def score_novelty(caption: str, recent: list[str], findings: list[Finding] | Non
     repeated = [finding for finding in findings or [] if finding.kind in ("repetition", "keyword_stuffing")]
     if repeated:
         category.move(-1, "it repeats its own phrases")
+    if any(finding.kind == "vague" for finding in findings or []):
+        category.move(-1.5, "it could be any brand's post: it names nothing of its own")
     words = [word.lower() for word in _words(caption)]
     specifics = sum(1 for word in _words(caption) if word[0].isdigit()) + len(
         re.findall(r"['\"“][^'\"”]{3,}['\"”]", caption)
@@ -437,7 +450,10 @@ def _asks_the_reader(sentence: str) -> bool:
     )
 
 
-def score_cta(caption: str, platforms: tuple[str, ...]) -> Category:
+BARE_LINK_POINTER = re.compile(r"\W*(?:tap |click )?(?:the )?link in (?:the )?(?:bio|comments)\W*", re.IGNORECASE)
+
+
+def score_cta(caption: str, platforms: tuple[str, ...], findings: list[Finding] | None = None) -> Category:
     """A clear, specific next step suited to the platform.
 
     A post without one scores 3, not less: a post that informs or tells a story is publishable, and a stock
@@ -464,6 +480,8 @@ def score_cta(caption: str, platforms: tuple[str, ...]) -> Category:
     questions = [part for part in tail if _asks_the_reader(part) and part not in imperative]
     cta_text = " ".join(imperative + questions)
     weak = _has_phrase(caption, lexicon.WEAK_CTAS) + _has_phrase(caption, lexicon.STOCK_CTAS)
+    # "Link in bio!" alone points nowhere in particular; "Order the March box at the link in bio" does.
+    weak += [part for part in imperative if BARE_LINK_POINTER.fullmatch(part)]
     if cta_text and not weak:
         category.move(1, "it asks for a clear action" if imperative else "it invites the reader to answer")
         specific = re.search(
@@ -479,6 +497,8 @@ def score_cta(caption: str, platforms: tuple[str, ...]) -> Category:
         category.reasons.append(f'the call to action is stock ("{weak[0]}"), so it adds nothing')
     else:
         category.reasons.append("no call to action; a post that informs does not need one")
+    if any(finding.kind == "truncated" for finding in findings or []):
+        category.move(-1.5, "the post stops before its ending, so no next step is reached")
     pushy = _has_phrase(caption, lexicon.PUSHY)
     if pushy or caption.count("!!") >= 1:
         category.move(-1.5, "it pushes with false urgency")
@@ -527,14 +547,15 @@ def score_post(
     trimmed = PostInput(
         caption=caption, platforms=platforms, title=title, media_url=post.media_url, plan_post=post.plan_post
     )
-    findings = coherence.read(caption)
+    findings = coherence.read(caption) + tagged.read(caption) + tagged.vagueness(caption, brand.name)
+    findings.sort(key=lambda finding: -finding.weight)
     categories = [
         score_hook(caption, findings).result("an ordinary opening line"),
         score_clarity(caption, findings).result("whole sentences, one idea, nothing left over"),
-        score_platform_fit(trimmed).result("fits every target platform's rules"),
+        score_platform_fit(trimmed, findings).result("fits every target platform's rules"),
         score_brand(caption, title, brand, findings).result("nothing off-brand found"),
         score_novelty(caption, recent or [], findings).result("no stock phrasing and unlike recent posts"),
-        score_cta(caption, platforms).result("an ordinary call to action"),
+        score_cta(caption, platforms, findings).result("an ordinary call to action"),
         score_safety(caption, title, brand).result("no risky or unsupported claims found"),
     ]
     blockers = [f"{item.name} below threshold ({item.score}/5)" for item in categories if item.score < 3]

@@ -53,6 +53,7 @@ class BrandJudge:
         self.supported = tuple(point.claim + " " + point.evidence for point in brand.proof_points) + (
             brand.value_propositions
         )
+        self.name = brand.name
 
     def signals(self, text: str) -> BrandSignals:
         """The brand signals for one text."""
@@ -64,6 +65,7 @@ class BrandJudge:
             avoid_patterns=self.avoid_patterns,
             banned_terms=self.banned_terms,
             supported_claims=self.supported,
+            name=self.name,
         )
 
 

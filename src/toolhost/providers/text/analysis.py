@@ -10,8 +10,9 @@ ones, fed with the counts made here. Two libraries were tried and left out, with
   ROC AUC 0.980 -> 0.976, cross-brand 0.985 -> 0.982). The stem here strips inflections only. Dictionary
   lemmatizers that would do that (simplemma, lemminflect) load 40-70 MB in 4-6 s on their first call.
 
-Part-of-speech tags come from TextBlob's pattern tagger (a lexicon of ~100,000 words with Brill's context
-rules), whose English lexicon ships in the wheel: no model or corpus to download, about 20 MB once loaded.
+Part-of-speech tags come from TextBlob's pattern tagger (a lexicon of ~94,000 words with Brill's context
+rules), whose English lexicon ships in the wheel: no model or corpus to download, about 43 MB of RSS
+once loaded in a toolhost process (nltk, which TextBlob imports, is most of it) and about 1 s on first use.
 The brand extractor reads noun phrases with it and the quality gate reads broken grammar with it. spaCy's
 medium English pipeline reads grammar better but costs 300 MB per process and a model package; the gain on
 the quality gate's rubric set was small (bench/README.md).

@@ -1,0 +1,207 @@
+"""What the gate reads with part-of-speech tags (`providers.text.analysis.tag`): grammar that word lists
+cannot see, and whether a post names anything a reader could check.
+
+Like `coherence`, every check returns findings with a weight and a sentence that quotes where; none rewards a
+template's furniture (hashtags, emoji, lists, stock calls to action). The tagger is a lexicon with context
+rules, not a parser: each rule below asks for a shape garble makes and careful prose does not, and gives way
+where the tags are ambiguous ("sort" and "plan" are nouns to it as often as verbs).
+"""
+
+from __future__ import annotations
+
+import re
+
+from toolhost.domains.quality.coherence import Finding, prose, sentences
+from toolhost.providers.text import grammar
+from toolhost.providers.text.analysis import NOUN_TAGS, Token, tag
+
+FINITE_VERBS = frozenset({"VB", "VBP", "VBZ", "VBD"})
+OBJECT_PRONOUNS = frozenset({"you", "us", "them", "him", "her", "me", "it"})
+DETERMINERS = frozenset({"the", "a", "an"})
+MULTIPLIERS = frozenset({"half", "twice", "all", "both", "double", "triple", "quadruple"})
+# Verbs that take two objects side by side in good English ("give you a refund", "send your mum the link").
+TWO_OBJECT_VERBS = frozenset(
+    """
+    give gives gave send sends sent show shows showed tell tells told offer offers offered bring brings brought
+    buy buys bought make makes made get gets got hand hands handed lend lends lent pay pays paid teach teaches
+    taught ask asks asked owe owes owed promise promises promised sell sells sold leave leaves left save saves
+    saved cost costs find finds found cook cooks cooked bake bakes baked write writes wrote read reads pour
+    pours poured email emails emailed text texts texted mail mails mailed wish wishes wished grant grants granted
+    allow allows allowed earn earns earned win wins won charge charges charged serve serves served build builds
+    built fix fixes fixed order orders ordered book books booked call calls called fetch fetches fetched throw
+    throws threw pass passes passed award awards awarded deny denies denied spare spares spared feed feeds fed
+    guarantee guarantees guaranteed do does did cut cuts pick picks picked play plays played sing sings sang
+    name names named consider considers considered keep keeps kept wrap wraps wrapped bet bets refund refunds
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+# Words that open a time or measure phrase, which follows an object in good English ("sort donations every
+# Tuesday", "give one tour a month").
+TIME_OPENERS = frozenset({"every", "each", "this", "next", "last", "that", "all", "per"})
+TIME_NOUNS = frozenset(
+    """
+    second seconds minute minutes hour hours day days week weeks weekend weekends month months year years
+    morning mornings afternoon evening evenings night nights time times season monday tuesday wednesday
+    thursday friday saturday sunday spring summer fall autumn winter dozen
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+# Nouns of filler, which talks in values and feelings instead of things a reader could check.
+ABSTRACT_NOUNS = frozenset(
+    """
+    success successes journey journeys impact passion passions value values purpose difference differences
+    dream dreams excellence growth inspiration creativity integrity commitment commitments future innovation
+    innovations mission vision kindness soul greatness potential synergy synergies collaboration priority
+    priorities needle stakeholders matters best magic possibility possibilities goals goal everything
+    something anything nothing everyone someone anyone togetherness love hope hopes heart hearts care
+    excitement game gamechanger change changes news level levels quality experience experiences solutions
+    solution results leadership teamwork spirit energy vibes vibe moments moment life lives world thing things
+    stuff
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+# Abstract nouns, counted and as a share of all nouns, from which a post speaks in values, not things.
+ABSTRACT_ENOUGH = 3
+ABSTRACT_SHARE = 0.4
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return f'"{text[:limit]}{"..." if len(text) > limit else ""}"'
+
+
+def _noun_phrase_end(tokens: list[Token], start: int) -> int:
+    """The index after a noun phrase that starts at `start` (determiner, modifiers, nouns), or `start` when
+    none starts there; it ends on a noun."""
+    index = start
+    if index < len(tokens) and (tokens[index].tag in ("DT", "PRP$") or tokens[index].tag == "CD"):
+        index += 1
+    while index < len(tokens) and tokens[index].tag in ("JJ", "JJR", "JJS", "CD", "VBN"):
+        index += 1
+    end = index
+    while end < len(tokens) and tokens[end].tag in NOUN_TAGS:
+        end += 1
+    return end if end > index else start
+
+
+def _is_time_phrase(tokens: list[Token]) -> bool:
+    return bool(tokens) and (tokens[0].lower in TIME_OPENERS or tokens[-1].lower in TIME_NOUNS or tokens[0].tag == "CD")
+
+
+def _verb_follows(tokens: list[Token], index: int) -> bool:
+    """Whether a verb, modal or relative word stands at `index`: the phrase before it opens a clause."""
+    return index < len(tokens) and (
+        tokens[index].tag in FINITE_VERBS | {"MD"} or tokens[index].lower in ("who", "that", "which")
+    )
+
+
+def double_object(sentence: str) -> list[Finding]:
+    """A verb followed by a noun or pronoun, then straight away by a second noun phrase where the verb takes
+    only one ("pressure you our security team", "cover physio the referral"): a phrase was dropped between
+    them."""
+    tokens = tag(sentence)
+    for index, verb in enumerate(tokens[:-2]):
+        # after "to" the tagger often reads a verb as a noun ("to pressure you")
+        after_to = index > 0 and tokens[index - 1].tag == "TO" and verb.tag in ("NN", "VB")
+        if not (verb.tag in FINITE_VERBS or after_to) or verb.lower in TWO_OBJECT_VERBS or not verb.text.isalpha():
+            continue
+        following = tokens[index + 1]
+        if following.lower in OBJECT_PRONOUNS:
+            first_end = index + 2
+        else:
+            first_end = _noun_phrase_end(tokens, index + 1)
+            first = tokens[index + 1 : first_end]
+            gerund = any(token.lower.endswith("ing") for token in first)
+            # "took half the guesswork", "paid twice the price": a multiplier, not a first object
+            multiplier = bool(first) and first[0].lower in MULTIPLIERS
+            if not first or gerund or multiplier or any(token.tag in ("DT", "CD", "PRP$") for token in first[:1]):
+                continue  # only a bare noun ("physio") leaves no room for a second object; "the X the Y" is rarer
+        if first_end >= len(tokens) or tokens[first_end].lower not in DETERMINERS | {"our", "your", "their"}:
+            continue
+        second_end = _noun_phrase_end(tokens, first_end)
+        second = tokens[first_end:second_end]
+        if second_end == first_end or _is_time_phrase(second) or _verb_follows(tokens, second_end):
+            continue  # "removes plaque your toothbrush can't reach": the second phrase starts a clause
+        stitched = sentence[verb.start : second[-1].end]
+        return [
+            Finding(
+                "stitched",
+                f"a verb has two objects and no word between them ({_quote(stitched)} in {_quote(sentence, 90)})",
+                2.5,
+            )
+        ]
+    return []
+
+
+def missing_verb(sentence: str) -> list[Finding]:
+    """A sentence's subject followed straight by a second noun phrase and no verb where its verb should stand
+    ("Their team the leftover stock every Friday"). "The bread the kids love" has its verb after the second
+    phrase and is left alone."""
+    tokens = tag(sentence)
+    if len(tokens) < 4 or tokens[0].tag not in ("PRP$", "DT") or tokens[0].lower in TIME_OPENERS:
+        return []
+    subject_end = _noun_phrase_end(tokens, 0)
+    subject = tokens[:subject_end]
+    if subject_end == 0 or _is_time_phrase(subject) or subject_end >= len(tokens):
+        return []
+    # "A daily list hides the big rocks": the tagger took the verb for a second noun of the subject
+    nouns = [token for token in subject if token.tag in NOUN_TAGS]
+    if any(reading != "VBG" for token in nouns[1:] for _, reading in grammar.verb_readings(token.text)):
+        return []
+    if tokens[subject_end].lower not in DETERMINERS:
+        return []
+    second_end = _noun_phrase_end(tokens, subject_end)
+    if second_end == subject_end:
+        return []
+    if _verb_follows(tokens, second_end):
+        return []
+    phrase = sentence[: tokens[second_end - 1].end]
+    return [
+        Finding(
+            "verbless",
+            f"a subject has no verb, another noun phrase follows it ({_quote(phrase)} in {_quote(sentence, 90)})",
+            2.5,
+        )
+    ]
+
+
+def vagueness(caption: str, brand_name: str = "") -> list[Finding]:
+    """A post that names nothing a reader could check, or talks in values and feelings ("impact is a team
+    sport", "Creativity lives here"). A short post that names a thing ("Sunday loaves, still warm.") is not
+    vague: shortness is not the defect, emptiness is."""
+    name_words = {word.lower() for word in re.findall(r"\w+", brand_name)}
+    tagged_sentences = [tag(sentence) for sentence in sentences(prose(caption))]
+    tokens = [token for sentence in tagged_sentences for token in sentence]
+    words = [token for token in tokens if token.text.isalpha()]
+    # A capital opening a sentence makes no name ("Dream big.", "Big news"): the tagger calls it one, so it is
+    # read again in lower case.
+    openers = {id(sentence[0]) for sentence in tagged_sentences if sentence}
+    nouns = [
+        token
+        for token in words
+        if token.tag in ("NN", "NNS")
+        or (id(token) in openers and token.tag in ("NNP", "NNPS") and tag(token.lower)[0].tag in ("NN", "NNS"))
+    ]
+    abstract = [token for token in nouns if token.lower in ABSTRACT_NOUNS]
+    names = [
+        token
+        for token in words
+        if token.tag in ("NNP", "NNPS") and id(token) not in openers and token.lower not in name_words | ABSTRACT_NOUNS
+    ]
+    figures = [token for token in tokens if token.tag == "CD" or any(character.isdigit() for character in token.text)]
+    concrete = len(nouns) - len(abstract)
+    if concrete + len(names) + len(figures) <= 1 and len(words) >= 5:
+        return [Finding("vague", "it names nothing a reader could check: no thing, name or figure", 3)]
+    if len(abstract) >= ABSTRACT_ENOUGH and len(abstract) >= ABSTRACT_SHARE * len(nouns):
+        listed = ", ".join(dict.fromkeys(token.lower for token in abstract[:4]))
+        return [Finding("vague", f"it talks in values, not things a reader could check ({listed})", 2.5)]
+    return []
+
+
+def read(caption: str) -> list[Finding]:
+    """The tagger's grammar findings about a caption: the first broken sentence of each kind."""
+    found: list[Finding] = []
+    for check in (double_object, missing_verb):
+        for sentence in sentences(prose(caption)):
+            findings = check(sentence)
+            if findings:
+                found += findings
+                break
+    return found
