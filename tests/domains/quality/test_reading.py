@@ -83,6 +83,25 @@ def test_a_post_that_stops_on_a_label_is_cut_off() -> None:
     assert "stops on a label" in _detail(result, "Message Clarity")
 
 
+@pytest.mark.parametrize(
+    ("caption", "reason"),
+    [
+        (
+            "Food trucks this week: Tuesday is Taco Luna, Wednesday is the dumpling folks from Bao Down, Thursday is",
+            'stops mid-sentence, after "is"',
+        ),
+        (
+            "Over four years Dr. Herrera raised 12,000 oysters in the lab and found that their growth slowed onc",
+            'stops mid-word ("onc")',
+        ),
+    ],
+)
+def test_a_post_cut_off_mid_clause_or_mid_word_fails_and_says_where(caption: str, reason: str) -> None:
+    result = _score(caption)
+    assert not result.passed
+    assert reason in _detail(result, "Message Clarity")
+
+
 def test_a_link_with_a_query_string_is_left_over_even_without_a_scheme() -> None:
     result = _score(
         "New patients: exam, cleaning and X-rays for $99 this month. Book at smiledental.com/book?promo=NEW"

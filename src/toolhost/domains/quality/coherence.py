@@ -35,6 +35,8 @@ OPEN_ENDINGS = grammar.word_set(
         which than takes makes gives brings includes requires lets puts
         """
 )
+# A verb that cannot close a sentence without its complement ("Thursday is").
+AUXILIARIES = grammar.word_set("is are was were be been being am has have had will would can could should must shall")
 BEFORE_AFTER = re.compile(r"^(?:before|after|then|now|myth|fact|reality)\s*:", re.IGNORECASE)
 LABEL = re.compile(r"^([A-Z][\w'-]*(?: [\w'-]+){0,3}):\s+(?=\S)")
 
@@ -225,8 +227,13 @@ def truncation(caption: str) -> list[Finding]:
     if body[-1] in ".!?)\"'\u201d\u2019;" or body[-1].isdigit():
         return []
     last_word = re.findall(r"[A-Za-z']+", body)[-1:] or [""]
-    if last_word[0].lower() in grammar.DANGLING | OPEN_ENDINGS | {"why"}:
+    if last_word[0].lower() in grammar.DANGLING | OPEN_ENDINGS | AUXILIARIES | {"why"}:
         return [Finding("truncated", f'it stops mid-sentence, after "{last_word[0]}"', 3)]
+    # "...growth slowed sharply onc": a lower-case word no dictionary knows, with no end mark after it
+    cut_word = last_word[0]
+    cut = len(cut_word) >= 2 and cut_word.isalpha() and cut_word.islower() and not analysis.in_lexicon(cut_word)
+    if cut and analysis.starts_a_longer_word(cut_word):
+        return [Finding("truncated", f'it stops mid-word ("{cut_word}")', 3)]
     parts = sentences(body)
     final = parts[-1] if parts else ""
     earlier_closed = len(parts) >= 2 and all(part.rstrip()[-1:] in ".!?:" for part in parts[:-1])

@@ -224,3 +224,20 @@ def tag(sentence: str) -> list[Token]:
     if len(tagged) != len(spans):  # the tagger split a token after all: tag word by word instead
         tagged = [(text, _tagger().tag(text, tokenize=False)[0][1]) for text, _, _ in spans]
     return [Token(text, str(pos), start, end) for (text, start, end), (_, pos) in zip(spans, tagged, strict=True)]
+
+
+def in_lexicon(word: str) -> bool:
+    """Whether the tagger's English lexicon (~94,000 words and forms) knows the word as written or lower-cased."""
+    from textblob.en import lexicon
+
+    _tagger()  # loads the lexicon under the lock
+    return word in lexicon or word.lower() in lexicon
+
+
+def starts_a_longer_word(fragment: str) -> bool:
+    """Whether some word of the tagger's lexicon begins with the fragment and goes on ("onc" -> "once")."""
+    from textblob.en import lexicon
+
+    _tagger()
+    lowered = fragment.lower()
+    return any(word.startswith(lowered) and len(word) > len(lowered) for word in lexicon)
