@@ -223,6 +223,7 @@ async def test_a_hold_left_by_a_process_killed_mid_call_is_returned_by_the_worke
         hold_id = await credits.place_hold(
             session,
             account_id=tenant.account_id,
+            period=credits.period_of(datetime.now(UTC)),
             amount=5,
             tool_name="extract_brand",
             reference="req_killed",

@@ -71,6 +71,22 @@ async def debit(
     """Takes `amount` credits, or raises billing_error leaving the balance as it was."""
     if amount <= 0:
         return
+    period = await _take(session, account_id=account_id, amount=amount)
+    session.add(
+        CreditEntry(
+            account_id=account_id,
+            period=period,
+            kind=kind,
+            amount=-amount,
+            tool_name=tool_name,
+            reference=reference,
+        )
+    )
+
+
+async def _take(session: AsyncSession, *, account_id: uuid.UUID, amount: int) -> str:
+    """The guarded debit of the account row (never below zero, never past the spending cap); returns the row's
+    credit period, or raises billing_error saying which guard refused."""
     result = await session.execute(
         update(Account)
         .where(
@@ -82,32 +98,23 @@ async def debit(
         .returning(Account.credit_period)
     )
     row = result.first()
-    if row is None:
-        account = await session.get(Account, account_id)
-        if account is None:
-            raise NotFound("account not found")
-        if account.spending_cap is not None and account.period_spent + amount > account.spending_cap:
-            raise BillingFailed(
-                f"the account's monthly spending cap of {account.spending_cap} credits would be exceeded",
-                recover_with="raise the spending cap or wait for the next period",
-                balance=account.credit_balance,
-                required_credits=amount,
-            )
+    if row is not None:
+        return str(row.credit_period)
+    account = await session.get(Account, account_id)
+    if account is None:
+        raise NotFound("account not found")
+    if account.spending_cap is not None and account.period_spent + amount > account.spending_cap:
         raise BillingFailed(
-            f"not enough credits: {amount} required, {account.credit_balance} available",
-            recover_with="call get_credit_balance; an operator can grant credits",
+            f"the account's monthly spending cap of {account.spending_cap} credits would be exceeded",
+            recover_with="raise the spending cap or wait for the next period",
             balance=account.credit_balance,
             required_credits=amount,
         )
-    session.add(
-        CreditEntry(
-            account_id=account_id,
-            period=row.credit_period,
-            kind=kind,
-            amount=-amount,
-            tool_name=tool_name,
-            reference=reference,
-        )
+    raise BillingFailed(
+        f"not enough credits: {amount} required, {account.credit_balance} available",
+        recover_with="call get_credit_balance; an operator can grant credits",
+        balance=account.credit_balance,
+        required_credits=amount,
     )
 
 
@@ -176,14 +183,19 @@ async def place_hold(
     session: AsyncSession,
     *,
     account_id: uuid.UUID,
+    period: str,
     amount: int,
     tool_name: str,
     reference: str,
     run_id: str | None,
     lifetime: timedelta,
 ) -> uuid.UUID:
-    """Sets `amount` credits aside for a call (a guarded debit and a hold row); raises billing_error if short."""
-    await debit(session, account_id=account_id, amount=amount, tool_name=tool_name, reference=reference, kind="hold")
+    """Sets `amount` credits aside for a call (a hold row, its ledger row in the account's current `period`,
+    and a guarded debit); raises billing_error if short, and the caller's rollback takes the rows back.
+
+    The rows are written before the debit: the debit locks the account row until the commit, and every other
+    call of the account waits on that lock, so nothing but the commit may come after it.
+    """
     hold = CreditHold(
         id=uuid.uuid4(),
         account_id=account_id,
@@ -194,6 +206,18 @@ async def place_hold(
         expires_at=datetime.now(UTC) + lifetime,
     )
     session.add(hold)
+    session.add(
+        CreditEntry(
+            account_id=account_id,
+            period=period,
+            kind="hold",
+            amount=-amount,
+            tool_name=tool_name,
+            reference=reference,
+        )
+    )
+    await session.flush()
+    await _take(session, account_id=account_id, amount=amount)
     return hold.id
 
 

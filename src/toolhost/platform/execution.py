@@ -347,6 +347,7 @@ class Executor:
         account = await session.get(Account, principal.account_id)
         if account is None:
             raise NotFound("account not found")
+        period = account.credit_period
         if account.tier == "trial":
             if account.trial_ends_at is not None and account.trial_ends_at <= datetime.now(UTC):
                 raise BillingFailed(
@@ -356,15 +357,20 @@ class Executor:
                     required_credits=cost,
                 )
         else:
-            await credits.roll_period(
-                session,
-                account_id=account.id,
-                tier=account.tier,
-                allocation=self.settings.credits.allocations[account.tier],
-            )
+            period = credits.period_of(datetime.now(UTC))
+            # The period was read without a lock: only the roll changes it, and only forwards, so a current one
+            # stays current, and this call skips the roll's wait on the account row another call may hold.
+            if account.credit_period != period:
+                await credits.roll_period(
+                    session,
+                    account_id=account.id,
+                    tier=account.tier,
+                    allocation=self.settings.credits.allocations[account.tier],
+                )
         hold_id = await credits.place_hold(
             session,
             account_id=account.id,
+            period=period,
             amount=cost,
             tool_name=spec.name,
             reference=call.request_id,
