@@ -277,23 +277,53 @@ def _service_unreachable(kind: str, error: Exception) -> None:
     pytest.skip(message)
 
 
+def _postgres_database_url(name: str) -> str:
+    return POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str]:
+    """The name of a PostgreSQL database migrated to head once per pytest-xdist worker; tests get copies of it.
+
+    Migrating takes seconds, copying a database a few milliseconds (CREATE DATABASE ... TEMPLATE).
+    """
+    name = f"toolhost_template_{uuid.uuid4().hex[:12]}"
+
+    async def administer(statement: str) -> None:
+        admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+        try:
+            async with admin.connect() as connection:
+                await connection.exec_driver_sql(statement)
+        finally:
+            await admin.dispose()
+
+    async def migrate() -> None:
+        engine = create_engine(_postgres_database_url(name))
+        try:
+            await upgrade(engine)
+        finally:
+            await engine.dispose()  # a database with connections cannot be copied
+
+    try:
+        asyncio.run(administer(f'CREATE DATABASE "{name}"'))
+    except Exception as error:  # any failure to reach the server skips (a session fixture's skip holds for all)
+        _service_unreachable("PostgreSQL", error)
+    try:
+        asyncio.run(migrate())
+        yield name
+    finally:
+        asyncio.run(administer(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
 @pytest.fixture
-async def postgres_url() -> AsyncIterator[str]:
-    """A fresh PostgreSQL database migrated to head, dropped after the test."""
+async def postgres_url(postgres_template: str) -> AsyncIterator[str]:
+    """A fresh PostgreSQL database migrated to head (a copy of the template), dropped after the test."""
     name = f"toolhost_test_{uuid.uuid4().hex[:12]}"
     admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
     try:
         async with admin.connect() as connection:
-            await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    except Exception as error:  # any failure to reach the server skips
-        await admin.dispose()
-        _service_unreachable("PostgreSQL", error)
-    url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    engine = create_engine(url)
-    await upgrade(engine)
-    await engine.dispose()
-    try:
-        yield url
+            await connection.exec_driver_sql(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
+        yield _postgres_database_url(name)
     finally:
         async with admin.connect() as connection:
             await connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
