@@ -9,12 +9,17 @@ stream has Starlette read the request to its end, to notice a disconnect; it dis
 
 from __future__ import annotations
 
+import asyncio
+import select
+import socket
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
+from tests.browser import LiveServer
 from tests.conftest import EndlessBody, Tenant
 
 KB = 1024
@@ -94,3 +99,45 @@ async def test_an_oversized_chunked_body_is_refused_before_it_is_read_whole(tena
     assert body.sent <= case.limit + SLACK, f"read {body.sent} bytes of a body limited to {case.limit}"
     if case.status == 413 and case.route != "/mcp":
         assert response.headers["connection"] == "close"
+
+
+def post_chunked_until_answered(port: int, path: str, headers: dict[str, str], megabytes: int) -> tuple[bytes, int]:
+    """POSTs a chunked body of `megabytes` MB in 64 KB chunks, looking for an answer before each chunk.
+
+    Returns the answer's first bytes and how much of the body had been sent when it came.
+    """
+    chunk = b"x" * 65536
+    frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+    head = "".join(f"{name}: {value}\r\n" for name, value in {"Host": f"127.0.0.1:{port}", **headers}.items())
+    sent = 0
+    # The timeout is a liveness bound only: a server that neither reads nor answers fails the test here.
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+        connection.sendall(f"POST {path} HTTP/1.1\r\n{head}Transfer-Encoding: chunked\r\n\r\n".encode())
+        while sent < megabytes * 1024 * 1024:
+            readable, writable, _ = select.select([connection], [connection], [], 60)
+            if readable or not writable:
+                break
+            try:
+                connection.sendall(frame)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            sent += len(chunk)
+        return connection.recv(65536), sent
+
+
+async def test_a_real_server_answers_413_to_an_endless_chunked_body_before_it_is_sent_whole(
+    live_server: LiveServer, tenant: Tenant
+) -> None:
+    # uvicorn on a socket, as `toolhost serve` runs the app: the answer must reach a client still sending.
+    port = urlsplit(live_server.url).port
+    assert port is not None
+    for path, headers, limit in (
+        ("/v1/tools/save_content_plan", tenant.headers, 16 * MB),
+        ("/oauth/token", {"Content-Type": "application/x-www-form-urlencoded"}, 100 * KB),
+        ("/v1/connectors/webhook/events", {"Content-Type": "application/json"}, 1 * MB),
+    ):
+        answer, sent = await asyncio.to_thread(post_chunked_until_answered, port, path, headers, 256)
+        assert answer.startswith(b"HTTP/1.1 413 "), (path, answer[:200])
+        assert b"connection: close" in answer.lower()
+        # What the client got out before the answer: the limit, plus what the socket buffers on both sides held.
+        assert limit <= sent < limit + 32 * MB, (path, sent)

@@ -1,4 +1,7 @@
-"""The composition root: loading every tool module and building the app leaves the heavy libraries unloaded."""
+"""The composition root: loading every tool module and building the app leaves the heavy libraries unloaded.
+
+The loading runs in a fresh interpreter: the suite's own process has imported most of these libraries already.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""The real server's output as an operator reads it: JSON call lines, redacted access lines, /metrics."""
+"""The real server's output as an operator reads it: JSON call lines, redacted access lines, /metrics.
+
+`toolhost serve` runs in a process of its own: what is read is the output of the logging it sets up for the
+whole process (the JSON call lines alone on stdout), which a test in this process could not see unchanged.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""The real server as `make serve` runs it: first start, a key, tools, a post published by its in-process worker."""
+"""The real server as `make serve` runs it: first start, a key, tools, a post published by its in-process worker.
+
+`toolhost serve` runs in a process of its own here: what is under test is its first start and a restart (the
+bootstrap, the key printed once), and a server killed with SIGKILL mid-call. The operator's other commands run in
+this process, through Typer's runner, in the server's directory.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,6 @@ import hmac
 import json
 import os
 import re
-import select
 import socket
 import subprocess
 import sys
@@ -20,6 +24,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
+
+from toolhost import cli
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
@@ -64,28 +71,23 @@ def toolhost_command(*arguments: str) -> list[str]:
     return [sys.executable, "-c", "from toolhost.cli import main; main()", *arguments]
 
 
-def run_cli(workdir: Path, port: int, *arguments: str) -> str:
-    finished = subprocess.run(
-        toolhost_command(*arguments),
-        cwd=workdir,
-        env=environment(port),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-    return finished.stdout
-
-
-def environment(port: int, **settings: str) -> dict[str, str]:
+def settings_environment(port: int, **settings: str) -> dict[str, str]:
+    """The TOOLHOST_ settings of a server on `port` that may deliver to 127.0.0.1 over plain HTTP."""
     return {
-        **{name: value for name, value in os.environ.items() if not name.startswith("TOOLHOST_")},
         **settings,
         "TOOLHOST_PORT": str(port),
         "TOOLHOST_PUBLIC_URL": f"http://127.0.0.1:{port}",
         "TOOLHOST_FETCH__ALLOW": '["127.0.0.1"]',
         "TOOLHOST_FETCH__ALLOW_HTTP": "true",
         "TOOLHOST_JOBS__POLL_INTERVAL": "0.2",
+    }
+
+
+def environment(port: int, **settings: str) -> dict[str, str]:
+    """The environment of a toolhost process: this one's, with no TOOLHOST_ setting but the server's."""
+    return {
+        **{name: value for name, value in os.environ.items() if not name.startswith("TOOLHOST_")},
+        **settings_environment(port, **settings),
         "COLUMNS": "200",
         # The server runs in the test's directory: a relative PYTHONPATH (PYTHONPATH=src) keeps naming the code
         # under test, not whatever toolhost the virtualenv has installed.
@@ -93,6 +95,17 @@ def environment(port: int, **settings: str) -> dict[str, str]:
             str(Path(entry).resolve()) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry
         ),
     }
+
+
+def run_cli(workdir: Path, port: int, *arguments: str) -> str:
+    """Runs a `toolhost` command in this process, as an operator in `workdir` (where the server runs) would."""
+    unset: dict[str, str | None] = {name: None for name in os.environ if name.startswith("TOOLHOST_")}
+    with contextlib.chdir(workdir):
+        result = CliRunner().invoke(
+            cli.app, list(arguments), env={**unset, **settings_environment(port)}, catch_exceptions=False
+        )
+    assert result.exit_code == 0, result.output
+    return result.stdout
 
 
 def start(workdir: Path, port: int, **settings: str) -> tuple[subprocess.Popen[str], list[str]]:
@@ -257,46 +270,3 @@ def test_a_hold_left_by_a_server_killed_mid_call_is_returned_by_the_next_servers
         assert balance(base, headers) == before
     finally:
         stop(again)
-
-
-def post_chunked_until_answered(port: int, path: str, headers: dict[str, str], megabytes: int) -> tuple[bytes, int]:
-    """POSTs a chunked body of `megabytes` MB in 64 KB chunks, looking for an answer before each chunk.
-
-    Returns the answer's first bytes and how much of the body had been sent when it came.
-    """
-    chunk = b"x" * 65536
-    frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
-    head = "".join(f"{name}: {value}\r\n" for name, value in {"Host": f"127.0.0.1:{port}", **headers}.items())
-    sent = 0
-    # The timeout is a liveness bound only: a server that neither reads nor answers fails the test here.
-    with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
-        connection.sendall(f"POST {path} HTTP/1.1\r\n{head}Transfer-Encoding: chunked\r\n\r\n".encode())
-        while sent < megabytes * 1024 * 1024:
-            readable, writable, _ = select.select([connection], [connection], [], 60)
-            if readable or not writable:
-                break
-            try:
-                connection.sendall(frame)
-            except (BrokenPipeError, ConnectionResetError):
-                break
-            sent += len(chunk)
-        return connection.recv(65536), sent
-
-
-def test_a_real_server_answers_413_to_an_endless_chunked_body_before_it_is_sent_whole(tmp_path: Path) -> None:
-    port = free_port()
-    process, lines = start(tmp_path, port)
-    try:
-        key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", "".join(lines)).group(1)  # type: ignore[union-attr]
-        for path, headers, limit in (
-            ("/v1/tools/save_content_plan", {"Authorization": f"Bearer {key}"}, 16 * 1024 * 1024),
-            ("/oauth/token", {"Content-Type": "application/x-www-form-urlencoded"}, 100 * 1024),
-            ("/v1/connectors/webhook/events", {"Content-Type": "application/json"}, 1024 * 1024),
-        ):
-            answer, sent = post_chunked_until_answered(port, path, headers, megabytes=256)
-            assert answer.startswith(b"HTTP/1.1 413 "), (path, answer[:200])
-            assert b"connection: close" in answer.lower()
-            # What the client got out before the answer: the limit, plus what the socket buffers on both sides held.
-            assert limit <= sent < limit + 32 * 1024 * 1024, (path, sent)
-    finally:
-        stop(process)

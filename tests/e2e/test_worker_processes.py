@@ -1,27 +1,19 @@
-"""`toolhost worker --processes N`: forked workers that publish, and a killed one replaced at once."""
+"""`toolhost worker --processes N`: forked workers that publish, and a killed one replaced at once.
+
+The worker command runs in a process of its own: its supervisor forks the workers, and the test kills one with
+SIGKILL. The operator's commands that set the installation up and schedule the post run in this process.
+"""
 
 from __future__ import annotations
 
-import re
+import json
 import signal
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
-
-from tests.e2e.test_serve import (
-    UUID,
-    Receiver,
-    environment,
-    free_port,
-    receiver,
-    run_cli,
-    start,
-    stop,
-    toolhost_command,
-)
+from tests.e2e.test_serve import Receiver, environment, free_port, receiver, run_cli, toolhost_command
 
 __all__ = ["receiver"]  # the fixture, used by name
 
@@ -40,9 +32,8 @@ def wait_for(condition: str, check: Callable[[], bool], timeout: float = 20) -> 
 
 
 def test_forked_workers_publish_and_a_killed_one_is_replaced(tmp_path: Path, receiver: str) -> None:
-    port = free_port()
-    # The server migrates and bootstraps; its own worker is off, so only the forked ones publish.
-    server, lines = start(tmp_path, port, TOOLHOST_JOBS__RUN_IN_PROCESS="false")
+    port = free_port()  # no server listens on it: the workers alone publish
+    run_cli(tmp_path, port, "migrate")
     workers = subprocess.Popen(
         toolhost_command("worker", "--processes", "2"),
         cwd=tmp_path,
@@ -57,22 +48,27 @@ def test_forked_workers_publish_and_a_killed_one_is_replaced(tmp_path: Path, rec
         subprocess.run(["kill", "-9", str(killed)], check=True)
         wait_for("a replacement", lambda: killed not in children(workers.pid) and len(children(workers.pid)) == 2)
 
-        key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", "".join(lines)).group(1)  # type: ignore[union-attr]
-        account_id = re.search(UUID, run_cli(tmp_path, port, "accounts", "list")).group(0)  # type: ignore[union-attr]
-        projects = run_cli(tmp_path, port, "projects", "list", "--account", account_id)
-        project_id = re.search(UUID, projects).group(0)  # type: ignore[union-attr]
+        account_id = json.loads(run_cli(tmp_path, port, "accounts", "create", "--tier", "agency", "--json"))["id"]
+        project = run_cli(tmp_path, port, "projects", "create", "--account", account_id, "--name", "p", "--json")
+        project_id = json.loads(project)["id"]
+        issued = run_cli(
+            tmp_path,
+            port,
+            *("keys", "create", "--account", account_id, "--name", "ops", "--scopes", "mcp:full"),
+            "--json",
+        )
+        key = json.loads(issued)["key"]
         run_cli(
             tmp_path,
             port,
             *("connections", "add", "--project", project_id, "--platform", "linkedin"),
             *("--connector", "webhook", "--url", receiver),
         )
-        scheduled = httpx.post(
-            f"http://127.0.0.1:{port}/v1/tools/schedule_post",
-            headers={"Authorization": f"Bearer {key}"},
-            json={"platforms": ["linkedin"], "caption": "Published by a forked worker.", "response_format": "json"},
+        arguments = {"platforms": ["linkedin"], "caption": "Published by a forked worker.", "response_format": "json"}
+        scheduled = json.loads(
+            run_cli(tmp_path, port, "call", "schedule_post", "--json", json.dumps(arguments), "--key", key)
         )
-        assert scheduled.status_code == 200 and not scheduled.json()["isError"], scheduled.text
+        assert scheduled["isError"] is False, scheduled
         # A liveness wait, generous for a loaded CI machine; what the workers printed goes with a failure.
         try:
             wait_for("the delivery", lambda: len(Receiver.deliveries) >= 1, timeout=60)
@@ -93,4 +89,3 @@ def test_forked_workers_publish_and_a_killed_one_is_replaced(tmp_path: Path, rec
             workers.wait()
         if workers.stdout is not None:
             workers.stdout.close()
-        stop(server)

@@ -1,4 +1,8 @@
-"""The supervisor names each forked worker and tells a replacement which worker died before it."""
+"""The supervisor names each forked worker and tells a replacement which worker died before it.
+
+The supervisor runs in a process of its own: it forks, installs signal handlers and is stopped by signals, none
+of which a test may do to the pytest process.
+"""
 
 from __future__ import annotations
 
