@@ -7,6 +7,7 @@ form an acyclic graph, and a domain reaches another only through its `service`, 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import sys
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache  # the tests read the same folders: each file is parsed once per pytest-xdist worker
 def _trees(root: Path) -> dict[str, tuple[Path, ast.Module]]:
     return {_module_name(path): (path, ast.parse(path.read_text(), str(path))) for path in sorted(root.rglob("*.py"))}
 
