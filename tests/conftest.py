@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
+from argon2 import PasswordHasher, profiles
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from starlette.applications import Starlette
 
@@ -65,6 +66,13 @@ def settings_for_test(**overrides: Any) -> Settings:
 def worker_context(platform: Platform, worker_id: str = "test-worker") -> WorkerContext:
     """A worker on the test's platform with every job type of the composition root (run it with run_jobs)."""
     return WorkerContext(platform=platform, worker_id=worker_id, job_types=load_job_types(JOB_TYPES))
+
+
+@pytest.fixture(autouse=True)
+def cheapest_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """argon2id at the cost argon2-cffi gives for tests: the server's cost is 0.2 s of CPU per hash or check, and the
+    suite makes a few hundred. The hashes stay argon2id, and a check reads the cost from the stored hash."""
+    monkeypatch.setattr(users, "PASSWORDS", PasswordHasher.from_parameters(profiles.CHEAPEST))
 
 
 @pytest.fixture(scope="session")
