@@ -3,8 +3,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 # pytest-xdist workers: the suite waits on servers, PostgreSQL and subprocesses about half the time,
-# so two workers per core of a 2-core machine keep both cores busy. --maxschedchunk=1: past the first tests, a worker
-# is handed one test at a time, so the slow ones (video renders, servers) do not queue up behind each other.
+# so two workers per core of a 2-core machine keep both cores busy.
 TEST_WORKERS ?= 4
 # The browser tests drive Debian's Chromium (never a browser build of Playwright's own). `make test` installs it
 # where it can (root with apt-get); elsewhere those tests skip with the reason, and under CI=true they fail.
@@ -32,7 +31,7 @@ chromium:
 	fi
 
 test: $(STAMP) chromium
-	$(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --maxschedchunk=1
+	$(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench .ci

@@ -50,6 +50,12 @@ def redis_url_of_this_worker(url: str) -> str:
 REDIS_URL = redis_url_of_this_worker(os.environ.get("TOOLHOST_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"))
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked slow run first: started on every worker at once, their minutes overlap the rest of the run
+    instead of ending it on one worker while the others wait."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def settings_for_test(**overrides: Any) -> Settings:
     """Settings for a test: rate limits off unless a test turns them on."""
     values: dict[str, Any] = {

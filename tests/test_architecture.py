@@ -13,6 +13,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from toolhost import catalog
 from toolhost.platform.registry import Registry
 
@@ -128,6 +130,7 @@ def _find_cycle(graph: dict[str, dict[str, str]]) -> list[str]:
     return []
 
 
+@pytest.mark.slow
 def test_each_layer_imports_only_the_layers_below_it() -> None:
     offenders = [
         f"{module}:{line} imports {name}"

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # Libraries only some tools use; their modules import them on first use, which keeps `toolhost serve`'s idle
 # memory within bench/idle_rss.py's target (150 MB). A top-level import of any of them brings them back.
 DEFERRED_LIBRARIES = frozenset(
@@ -50,6 +52,7 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
 """
 
 
+@pytest.mark.slow
 def test_the_tools_and_the_app_load_without_the_libraries_deferred_to_first_use(tmp_path: Path) -> None:
     environment = {
         **{name: value for name, value in os.environ.items() if not name.startswith("TOOLHOST_")},

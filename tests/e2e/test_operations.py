@@ -14,8 +14,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.e2e.test_serve import environment, free_port, stop, toolhost_command
+
+pytestmark = pytest.mark.slow
 
 METRICS_TOKEN = "metrics-token-for-the-real-server-0123"
 

@@ -28,6 +28,8 @@ from typer.testing import CliRunner
 
 from toolhost import cli
 
+pytestmark = pytest.mark.slow
+
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 

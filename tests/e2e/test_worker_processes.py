@@ -13,7 +13,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_serve import Receiver, environment, free_port, receiver, run_cli, toolhost_command
+
+pytestmark = pytest.mark.slow
 
 __all__ = ["receiver"]  # the fixture, used by name
 

@@ -63,6 +63,7 @@ async def claim_everything(context: WorkerContext) -> list[uuid.UUID]:
         mine += batch
 
 
+@pytest.mark.slow
 async def test_racing_workers_claim_every_kind_of_job_once_and_finish_each_once(
     tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
 ) -> None:

@@ -278,6 +278,7 @@ def _client_module(name: str) -> Any:
     return importlib.import_module(f"{CLIENT_PACKAGE}.{name}")
 
 
+@pytest.mark.slow
 async def test_a_client_generated_from_the_live_document_types_every_operation_and_reads_the_real_app(
     client: httpx.AsyncClient, app: Starlette, tenant: Tenant, importable: Path
 ) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import uuid
 
 import httpx
+import pytest
 from sqlalchemy import func, select, text, update
 
 from tests.conftest import POSTGRES_ADMIN_URL, Tenant, TenantFactory, settings_for_test
@@ -84,6 +85,7 @@ async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tup
     return outcomes, int(final)
 
 
+@pytest.mark.slow
 async def test_a_thousand_concurrent_debits_against_100_credits_let_exactly_100_through_on_postgresql(
     postgres_url: str,
 ) -> None:

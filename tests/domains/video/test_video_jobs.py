@@ -65,6 +65,7 @@ async def served_video(client: httpx.AsyncClient, status: dict[str, Any]) -> av.
     return av.open(io.BytesIO(response.content), mode="r")
 
 
+@pytest.mark.slow
 async def test_a_video_job_completes_with_a_signed_url_serving_an_h264_mp4_at_30_fps(
     tenant: Tenant, platform: Platform, client: httpx.AsyncClient
 ) -> None:
@@ -113,6 +114,7 @@ async def test_the_cost_is_ten_plus_two_per_started_second(tenant: Tenant) -> No
     assert default["creditsDeducted"] == 10 + 2 * 5
 
 
+@pytest.mark.slow
 async def test_the_start_frame_zooms_and_cross_fades_to_the_end_frame(
     tenant: Tenant, platform: Platform, client: httpx.AsyncClient
 ) -> None:
