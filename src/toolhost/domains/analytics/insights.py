@@ -58,6 +58,11 @@ def content_format(post: Post) -> str:
     return (post.media_type or "text").lower()
 
 
+def title(post: Post) -> str:
+    """What a post is called in analytics: its title, else its opening line."""
+    return (post.title or hook_of(post.caption) or "")[:300]
+
+
 def slot_of(post: Post) -> tuple[str, int]:
     """(UTC weekday, UTC hour) of the publication."""
     moment = post.published_at

@@ -76,6 +76,18 @@ def engagement_rate(engagement: int, views: int) -> float:
     return round(engagement / views * 100, 2) if views else 0.0
 
 
+def change_pct(current: float, previous: float) -> float:
+    """% change, 1 dp; a previous 0 is 100 when current > 0, else 0."""
+    if previous == 0:
+        return 100.0 if current > 0 else 0.0
+    return round((current - previous) / previous * 100, 1)
+
+
+def totals(items: Sequence[PostMetrics]) -> tuple[int, int]:
+    """(views, engagement) summed over the posts."""
+    return sum(item.views for item in items), sum(item.engagement for item in items)
+
+
 def _chunks(values: Sequence[Any]) -> Iterable[Sequence[Any]]:
     for start in range(0, len(values), CHUNK):
         yield values[start : start + CHUNK]

@@ -16,8 +16,8 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
-from toolhost.domains.analytics import metrics
-from toolhost.domains.analytics.metrics import PostMetrics, engagement_rate
+from toolhost.domains.analytics import service as analytics_service
+from toolhost.domains.analytics.service import PostMetrics
 from toolhost.domains.distribution.models import Post
 
 CALENDAR_STATUSES = ("draft", "pending", "scheduled", "published")
@@ -91,18 +91,18 @@ class Pulse:
     @property
     def engagement_rate(self) -> float:
         """engagement ÷ views × 100, 2 dp."""
-        return engagement_rate(self.engagement, self.views)
+        return analytics_service.engagement_rate(self.engagement, self.views)
 
 
 async def pulse(*, session: AsyncSession, project_id: uuid.UUID, platform: str | None, days: int) -> Pulse:
     """Totals, per-platform totals and the top posts by views of the posts published in the last `days` days."""
-    posts = await metrics.published_posts(
+    posts = await analytics_service.published_posts(
         session=session,
         project_ids=[project_id],
         platforms=[platform] if platform else None,
         since=utcnow() - timedelta(days=days),
     )
-    measured = await metrics.with_metrics(session=session, posts=posts)
+    measured = await analytics_service.with_metrics(session=session, posts=posts)
     by_platform: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for item in measured:
         totals = by_platform[item.post.platform]
