@@ -1,4 +1,9 @@
-"""The eight dimensions of check_brand_consistency, each scored 0-100 with the issues it found."""
+"""The eight dimensions of check_brand_consistency, each scored 0-100 with the issues it found.
+
+Kept as one module past 500 lines on purpose: it does one job, scoring a text on the eight dimensions; they
+share the issue type, the neutral score and the span finders, and their weights make one `overall`, so they are
+read and calibrated together (what `consistency.py` combines and `brand_model.py` compiles lives apart).
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,10 @@
 Every category starts from a neutral score and moves by named signals; the `detail` sentence lists the
 signals that moved it, so a caller can see why. The scorer is pure: brand data and recent posts are
 passed in by the service.
+
+Kept as one module past 500 lines on purpose: it does one job, the score; the seven categories share one
+neutral start, one scale and one list of findings, and are tuned together against the rubric set, where moving
+a weight in one category changes which posts another lets through.
 """
 
 from __future__ import annotations

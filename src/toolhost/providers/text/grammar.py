@@ -8,8 +8,8 @@ find sentences without a finite verb and subjects that disagree with their verb.
 treebank would read more, but every one on offer loads a model from outside the package registry or
 tens of megabytes at the first call (see `analysis.py` for the figures of the lemmatizers tried).
 
-Past 500 lines because half of it is the lexicon itself (the closed classes, the verbs and their irregular
-forms), kept beside the few functions that read it.
+Kept as one module past 500 lines on purpose: half of it is the lexicon itself (the closed classes, the verbs and
+their irregular forms), kept beside the few functions that read it.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ your books in days"), a participle phrase ("Used by 850 bakeries"), a gerund phr
 are used. The words around the facts are chosen for the brand's trade (`sector_of`), so a coffee roaster is
 never framed as a software business, and for what the prompt asked (announce, explain, invite...).
 
-Past 500 lines because the frames, calls to action and procedures are tables kept beside the functions that
-choose from them.
+Kept as one module past 500 lines on purpose: the frames, calls to action and procedures are tables kept beside the
+functions that choose from them.
 """
 
 from __future__ import annotations
