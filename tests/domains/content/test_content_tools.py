@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -219,3 +221,49 @@ async def test_adapt_content_mends_the_sentence_around_a_banned_term_and_keeps_u
     assert "https://brightloop.com/offers/brightloop-trial and tell us" in text
     assert "Brightloop-trial" not in text
     assert "cheap" not in text.lower()
+
+
+CROISSANT = "How to price a croissant in 3 steps"
+PRICING = re.compile(r"\b(price|cost|margin|pay|ingredient|packaging|energy)", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("template_id", [None, "step-by-step", "educational-series", "product-showcase"])
+async def test_a_carousel_on_how_to_price_a_croissant_in_3_steps_gives_three_pricing_steps(
+    tenant: Tenant, template_id: str | None
+) -> None:
+    await tenant.data("save_brand_profile", {"brand_context": BRANDS["crumb"]})
+    arguments = {"topic": CROISSANT, "slide_count": 7}
+    if template_id:
+        arguments["template_id"] = template_id
+    slides = (await tenant.data("generate_carousel", arguments))["slides"]
+    steps = slides[1:4]
+    assert all(PRICING.search(slide["body"]) for slide in steps), steps
+    assert "croissant" in steps[0]["body"]
+    assert "croissant" in slides[0]["headline"].lower()
+    if template_id != "educational-series":
+        assert [slide["headline"] for slide in steps] == ["Step 1", "Step 2", "Step 3"]
+    # three steps were asked for: no fourth
+    assert not any(slide.get("headline") == "Step 4" for slide in slides)
+    for slide in slides:
+        for text in (slide.get("headline"), slide.get("body")):
+            assert not text or not re.search(r"https?://|www\.|[*_#`\[\]]", text), text
+
+
+async def test_a_storyboard_on_how_to_price_a_croissant_shows_the_three_steps_in_order(tenant: Tenant) -> None:
+    await tenant.data("save_brand_profile", {"brand_context": BRANDS["crumb"]})
+    board = await tenant.data("create_storyboard", {"concept": CROISSANT, "platform": "tiktok", "num_scenes": 5})
+    voiceovers = [frame["voiceover"] for frame in board["frames"]]
+    assert "croissant" in voiceovers[0].lower() and "croissant" in board["title"].lower()
+    assert all(PRICING.search(line) for line in voiceovers[1:4]), voiceovers
+    assert voiceovers[-1].endswith("?") or voiceovers[-1].endswith(".")
+    assert not any(re.search(r"https?://|www\.|[*_#`]", line) for line in voiceovers)
+
+
+async def test_a_link_in_a_storyboard_concept_stays_out_of_the_frames(tenant: Tenant) -> None:
+    board = await tenant.data(
+        "create_storyboard",
+        {"concept": "Our new rye loaf, see https://crumb.example/Rye for the recipe", "platform": "tiktok"},
+    )
+    for frame in board["frames"]:
+        for key in ("caption", "voiceover", "imagePrompt", "videoPrompt"):
+            assert "http" not in frame[key] and "crumb.example" not in frame[key], frame[key]

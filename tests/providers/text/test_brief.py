@@ -35,6 +35,16 @@ def test_a_how_to_keeps_its_verb_phrase_and_its_number_of_steps() -> None:
     assert (brief.action, brief.how, brief.steps) == ("tips", "price a croissant", 3)
 
 
+def test_a_bare_title_that_counts_tips_or_ways_asks_for_them() -> None:
+    ways = read("Three ways to use stale bread")
+    assert (ways.action, ways.how, ways.steps, ways.wants_steps) == ("tips", "use stale bread", 3, True)
+    tips = read("5 tips for keeping sourdough fresh")
+    assert (tips.action, tips.subject, tips.steps, tips.wants_steps) == ("tips", "keeping sourdough fresh", 5, True)
+    # a title that only names lessons or mistakes is a topic, not a request for steps
+    assert read("Mistakes we made opening our first cafe").action != "tips"
+    assert not read("Write tips for cutting food waste at home").wants_steps
+
+
 def test_the_audience_and_the_facts_after_a_comma_are_kept_apart() -> None:
     brief = read("Write a post for freelancers about chasing late invoices without awkward emails")
     assert (brief.audience, brief.subject) == ("freelancers", "chasing late invoices without awkward emails")

@@ -11,7 +11,7 @@ the audience ("which ingredient labels confuse you most?"), and the facts given 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from toolhost.providers.text import analysis, grammar
@@ -76,27 +76,33 @@ class Brief:
         """What the post is about, as a noun phrase."""
         return self.subject or self.how or self.statement
 
+    @property
+    def wants_steps(self) -> bool:
+        """Whether the request asks for steps: a how-to ("how to price a croissant") or a count of tips."""
+        return self.action == "tips" and bool(self.how or self.steps)
 
-def unusable(prompt: str, *, english_only: bool = True) -> str:
+
+def unusable(prompt: str, *, english_only: bool = True, noun: str = "prompt") -> str:
     """Why a prompt cannot be written from ("" when it can): blank, a link alone, no words, or (for a writer
-    that writes English only) another language."""
+    that writes English only) another language. `noun` names the text in the answer ("the topic is ...")."""
     text = prompt.strip()
     if not text:
-        return "the prompt is empty"
+        return f"the {noun} is empty"
     without_links = URL.sub(" ", text).strip()
     if not without_links or not analysis.WORD.search(without_links):
         if URL.search(text):
-            return "the prompt is only a link, and generation does not open links"
-        return "the prompt has no words to write about"
+            return f"the {noun} is only a link, and generation does not open links"
+        return f"the {noun} has no words to write about"
     words = analysis.words(without_links)
     if not english_only:
         return ""
+    not_english = f"the {noun} is not in English, and the built-in writer writes English only"
     if NON_LATIN.search(without_links) and len(NON_LATIN.findall(without_links)) > len(without_links) / 4:
-        return "the prompt is not in English, and the built-in writer writes English only"
+        return not_english
     foreign = [word for word in words if word in FOREIGN_FUNCTION_WORDS]
     english = [word for word in words if word in analysis.STOPWORDS or word in grammar.INSTRUCTION_VERBS]
     if len(foreign) >= 2 and len(foreign) > len(english):
-        return "the prompt is not in English, and the built-in writer writes English only"
+        return not_english
     return ""
 
 
@@ -356,29 +362,7 @@ def _verb_led(text: str, audience: str, details: list[str]) -> Brief:
             return _topic(story.group(1), audience, details, action="story")
         if re.match(r"^(?:how|why|what|when)\b", lowered):
             return _topic(rest, audience, details, action="story" if lowered.startswith("how") else "explain")
-        tips = re.match(
-            r"^(?:(?:a|some|our|my|\d+|two|three|four|five|six|seven|simple|quick|practical|easy|"
-            r"useful|\d+-step|[\w-]+-step|[\w-]+-minute)\s+)*(?:[\w-]+\s+)?(tips|ideas|ways|steps|"
-            r"advice|recipe|routine|checklist|guide|lessons|mistakes)\b\s*(?:for|on|about|to)?\s*(.*)$",
-            rest,
-            re.I,
-        )
-        if tips:
-            subject = tips.group(2) or rest
-            if tips.group(1).lower() in ("recipe", "routine", "checklist", "guide"):
-                subject = rest
-            people, topic = _split_people(subject) if tips.group(2) else ("", subject)
-            brief = _topic(topic or subject, people or audience, details, action="tips")
-            return Brief(
-                action="tips",
-                subject=brief.subject,
-                statement=brief.statement,
-                how=brief.how,
-                audience=brief.audience,
-                details=brief.details,
-                steps=steps,
-            )
-        return _topic(rest, audience, details, action="talk")
+        return _tips(rest, audience, details) or _topic(rest, audience, details, action="talk")
     if verb == "tell":
         story = re.match(r"^(?:the\s+)?story\s+of\s+(.+)$", rest, re.I)
         if story:
@@ -411,7 +395,40 @@ def _verb_led(text: str, audience: str, details: list[str]) -> Brief:
     if verb == "how" and rest.lower().startswith("to "):
         how = re.sub(r"\s+in\s+(?:\d+|two|three|four|five|six|seven)\s+steps$", "", rest[3:], flags=re.I)
         return Brief(action="tips", subject="", how=_clean(how), audience=audience, details=tuple(details), steps=steps)
-    return _topic(text, audience, details, action="talk")
+    # A bare title such as "5 tips for keeping sourdough fresh" (a carousel's topic) asks for tips as well;
+    # "lessons", "mistakes" or "guide" alone may just name what a post is about.
+    return _tips(text, audience, details, kinds=BARE_TIPS) or _topic(text, audience, details, action="talk")
+
+
+TIPS = re.compile(
+    r"^(?:(?:a|some|our|my|\d+|two|three|four|five|six|seven|simple|quick|practical|easy|"
+    r"useful|\d+-step|[\w-]+-step|[\w-]+-minute)\s+)*(?:[\w-]+\s+)?(tips|ideas|ways|steps|"
+    r"advice|recipe|routine|checklist|guide|lessons|mistakes)\b\s*(?:(for|on|about|to)\s+)?(.*)$",
+    re.I,
+)
+
+
+BARE_TIPS = frozenset({"tips", "ideas", "ways", "steps", "advice"})
+
+
+def _tips(text: str, audience: str, details: list[str], kinds: frozenset[str] | None = None) -> Brief | None:
+    """The brief of a request for tips, ideas, ways or steps ("three ways to use stale bread"), or None;
+    `kinds` narrows the words that ask for them."""
+    tips = TIPS.match(text)
+    if not tips or kinds is not None and tips.group(1).lower() not in kinds:
+        return None
+    connector, subject = (tips.group(2) or "").lower(), tips.group(3) or text
+    if tips.group(1).lower() in ("recipe", "routine", "checklist", "guide"):
+        subject = text
+    people, topic = _split_people(subject) if tips.group(3) else ("", subject)
+    first = (topic or subject).split(" ", 1)[0].lower()
+    if connector == "to" and (first, "VB") in grammar.verb_readings(first):
+        # "ways to use stale bread": after "to", a word that can be a verb's base form is an infinitive
+        how = _clean(topic or subject)
+        brief = Brief(action="tips", subject="", how=how, audience=people or audience, details=tuple(details))
+    else:
+        brief = _topic(topic or subject, people or audience, details, action="tips")
+    return replace(brief, action="tips", steps=_count(text), question="", question_word="")
 
 
 def _topic(text: str, audience: str, details: list[str], *, action: Action) -> Brief:

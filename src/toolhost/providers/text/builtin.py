@@ -310,7 +310,11 @@ class BuiltinTextProvider:
         middle_count = request.scenes - 2
         beats = [beat for beat in body(draft, hook, rng, middle_count) if len(beat) <= 160]
         spare = [fact.text for fact in draft.facts if len(fact.text) <= 160]
-        if draft.brief.action == "tips":
+        if draft.brief.wants_steps:
+            # A how-to shows its steps first, as many as it asked for; the brand's facts follow if scenes remain.
+            steps = phrasing.steps(draft.brief, draft.brand, min(middle_count, draft.brief.steps or middle_count))
+            beats = steps + [beat for beat in beats if not any(phrasing.overlaps(beat, step) for step in steps)]
+        elif draft.brief.action == "tips":
             spare = phrasing.steps(draft.brief, draft.brand, middle_count) + spare
         # A storyboard needs a beat for every scene: the brand's other facts fill in, never a repeat.
         for candidate in [*spare, *phrasing.steps(draft.brief, draft.brand, middle_count)]:

@@ -56,11 +56,15 @@ def _points(draft: Draft, hook: str) -> list[tuple[str, str]]:
         text = phrasing.detail_sentence(detail, request.subject)
         if text:
             points.append(("detail", text))
+    # A how-to is its steps (as many as it asked for): they come before the brand's facts, which follow.
+    steps = [("step", step) for step in phrasing.steps(request, draft.brand, request.steps or 6)]
+    if request.wants_steps:
+        points += steps
     stems = draft.stems
     ranked = phrasing.relevant(draft.facts, stems, sources=("value", "proof", "pain", "goal", "testimonial"), limit=8)
     points += [(fact.source, fact.text) for fact in ranked if len(fact.text) <= BODY_CHARS * 2]
-    for step in phrasing.steps(request, draft.brand, 6):
-        points.append(("step", step))
+    if not request.wants_steps:
+        points += steps
     unique: list[tuple[str, str]] = []
     for source, text in points:
         if not phrasing.overlaps(text, hook) and not any(phrasing.overlaps(text, other) for _, other in unique):
@@ -75,11 +79,16 @@ def _middle(request: CarouselRequest, draft: Draft, hook: str, count: int) -> li
     template = request.template_id
     points = _points(draft, hook)
     by_source = {source: [text for kind, text in points if kind == source] for source in LABELS}
-    if template == "step-by-step":
-        steps = phrasing.steps(draft.brief, draft.brand, count)
-        return [
+    if template == "step-by-step" and draft.brief.action == "tips":
+        steps = phrasing.steps(draft.brief, draft.brand, min(count, draft.brief.steps or count))
+        numbered: list[dict[str, Any]] = [
             {"headline": f"Step {number}", "body": _body(step), "emphasisWords": _emphasis(step)}
             for number, step in enumerate(steps, start=1)
+        ]
+        # Past the number of steps asked for, the topic's other points fill the slides, unnumbered.
+        rest = [(source, text) for source, text in points if source != "step" and text not in steps]
+        return numbered + [
+            {"headline": LABELS[source], "body": _body(text)} for source, text in rest[: count - len(numbered)]
         ]
     if template in ("myth-vs-reality", "before-after"):
         # Pairs while the brand has pains to set against its answers; the rest are the topic's other points.
@@ -133,13 +142,16 @@ def _middle(request: CarouselRequest, draft: Draft, hook: str, count: int) -> li
         ordered = [("testimonial", text) for text in quotes] + [item for item in points if item[1] not in quotes]
         return [{"headline": LABELS[source], "body": _body(text)} for source, text in ordered[:count]]
     slides = []
+    step_number = 0
     for index, (source, text) in enumerate(points[:count]):
         if template == "story-arc":
             slides.append({"headline": STAGES[index % len(STAGES)], "body": _body(text)})
         elif template == "educational-series":
             slides.append({"headline": f"Lesson {index + 1}", "body": _body(text), "emphasisWords": _emphasis(text)})
         else:
-            slides.append({"headline": LABELS[source], "body": _body(text), "emphasisWords": _emphasis(text)})
+            step_number += source == "step"
+            headline = f"Step {step_number}" if source == "step" and draft.brief.wants_steps else LABELS[source]
+            slides.append({"headline": headline, "body": _body(text), "emphasisWords": _emphasis(text)})
     return slides
 
 
