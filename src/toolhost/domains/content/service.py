@@ -73,18 +73,29 @@ async def prompt_context(*, session: AsyncSession, project_id: uuid.UUID) -> str
     return pillar_sentence(brand)[:PROMPT_CONTEXT_CHARS]
 
 
-def check_writable(text: str, *, model: str, field: str) -> None:
+LINK_RECOVERY = "call extract_url_content on the link, then pass what it found (or describe the topic) here"
+
+
+def check_writable(
+    text: str, *, model: str, field: str, takes_model: bool = False, link_recovery: str = LINK_RECOVERY
+) -> None:
     """Refuses, before anything is spent, a request no writer can work from: only a link, no words, or (for
-    the built-in writer, which writes English) another language. Says what to do instead."""
-    problem = unusable(text, english_only=model == BUILTIN)
+    the built-in writer, which writes English) another language. Says what to do instead: `takes_model`
+    says whether the tool has a `model` argument to name a chat model with."""
+    problem = unusable(text, english_only=model == BUILTIN, noun=field)
     if not problem:
         return
     if "link" in problem:
-        recover = "call extract_url_content on the link, then pass what it found (or describe the topic) here"
+        recover = link_recovery
     elif "English" in problem:
-        recover = "write the request in English, or pass `model` naming a configured chat model (README)"
+        recover = "write it in English, or " + (
+            "pass `model` naming a configured chat model (README: Model-written text)"
+            if takes_model
+            else "have an operator make a chat model the default (TOOLHOST_PROVIDERS__TEXT_DEFAULT, README: "
+            "Model-written text)"
+        )
     else:
-        recover = "describe what the post is about in words"
+        recover = "describe in words what it is about"
     raise ValidationFailed(problem, field_errors=[{"path": field, "message": problem}], recover_with=recover)
 
 
@@ -120,7 +131,7 @@ async def generate(
 ) -> ContentRecord:
     """generate_content: a caption, hook, script or blog post in the brand's voice, stored as a record."""
     chosen = select_model(settings, model)
-    check_writable(prompt, model=chosen, field="prompt")
+    check_writable(prompt, model=chosen, field="prompt", takes_model=True)
     brand = await load_brand(session, project_id, brand_voice)
     provider = provider_for(settings, chosen)
     request = PostRequest(
@@ -162,6 +173,7 @@ async def adapt(
 ) -> ContentRecord:
     """adapt_content: the text rewritten for the target platform's limit, hashtags and voice."""
     chosen = select_model(settings, model)
+    check_writable(content, model=chosen, field="content", takes_model=True)
     brand = await load_brand(session, project_id, brand_voice)
     provider = provider_for(settings, chosen)
     request = AdaptRequest(

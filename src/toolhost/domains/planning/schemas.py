@@ -13,6 +13,7 @@ from toolhost.platform.fields import (
     Confirm,
     DateTimeText,
     DateTimeWithOffset,
+    NotBlank,
     ShortText,
     SocialPlatform,
     Text,
@@ -100,7 +101,7 @@ class GetContentPlanOut(ToolOutput):
 class PlanContentWeekIn(ToolInput):
     """A topic to plan a week of posts for."""
 
-    topic: Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
+    topic: Annotated[str, StringConstraints(min_length=1, max_length=10_000), NotBlank]
     source_url: Url | None = None
     platforms: Annotated[list[SocialPlatform], Field(min_length=1, max_length=len(SOCIAL_PLATFORMS))]
     posts_per_day: Annotated[int, Field(ge=1, le=5)] = 1

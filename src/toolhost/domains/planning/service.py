@@ -200,6 +200,12 @@ async def plan_week(
     """
     start = start_date or (datetime.now(UTC) + timedelta(days=1)).date()
     model = select_model(settings, None)
+    content_service.check_writable(
+        topic,
+        model=model,
+        field="topic",
+        link_recovery="pass the link as source_url (the plan reads the page) and name the topic in words",
+    )
     provider = provider_for(settings, model)
     # With brand_voice the profile is not loaded (CATALOG.md §7): the voice stands alone.
     brand = (

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from toolhost.platform.fields import TextFormat, UUIDStr
+from toolhost.platform.fields import NotBlank, TextFormat, UUIDStr
 from toolhost.platform.registry import ToolInput, ToolOutput
 
 Studio = Literal["video", "avatar", "carousel", "voice", "caption", "edit"]
@@ -72,7 +72,9 @@ class RunSkillIn(ToolInput):
     """A workflow and the brief to preview it with."""
 
     skill_id: Slug = Field(description="A workflow id from list_skills, e.g. skill-weekly-content-engine.")
-    topic: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    topic: Annotated[str, StringConstraints(min_length=1, max_length=500), NotBlank] = Field(
+        description="What to make, in words; for skill-url-repurpose, the page's link."
+    )
     audience: Short | None = None
     hook: Short | None = None
     cta: Short | None = None

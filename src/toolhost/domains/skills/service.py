@@ -17,9 +17,13 @@ from toolhost.config import Settings
 from toolhost.db.base import utcnow
 from toolhost.domains.analytics import service as analytics_service
 from toolhost.domains.approvals.models import ApprovalItem
+from toolhost.domains.content import service as content_service
 from toolhost.domains.recipes import service as recipes_service
 from toolhost.platform.registry import Registry
-from toolhost.platform.results import NotFound
+from toolhost.platform.results import NotFound, ValidationFailed
+from toolhost.providers.text import select_model
+from toolhost.providers.text.brief import URL
+from toolhost.providers.text.compose import cut_at_sentence
 
 TIERS = ("trial", "pro", "team", "agency")
 GUIDE_SLUGS = ("hook-writing", "carousel-design", "short-video-scripting", "posting-cadence", "comment-replies")
@@ -356,8 +360,36 @@ def _with_inputs(
     topic = applied.get("topic")
     if audience and isinstance(topic, str) and audience.lower() not in topic.lower():
         limit = int(spec.input_schema.get("properties", {}).get("topic", {}).get("maxLength", 200))
-        applied["topic"] = f"{topic} for {audience}"[:limit]
+        applied["topic"] = cut_at_sentence(f"{topic} for {audience}", limit)
     return applied
+
+
+def _recipe_inputs(slug: str, settings: Settings, topic: str) -> dict[str, Any]:
+    """The recipe's inputs from run_skill's topic: the topic itself (refused, as its writing step would refuse
+    it, when it is only a link or in a language the writer cannot write), or for a recipe that reads a page,
+    the link the topic holds (its other inputs, such as the platforms, are the caller's to give execute_recipe)."""
+    recipe = recipes_service.get_recipe(slug)
+    properties = recipe.inputs_schema["properties"]
+    if "url" in properties:
+        link = URL.search(topic)
+        if link is None:
+            message = f"the topic holds no link, and {slug} reads a page"
+            raise ValidationFailed(
+                message,
+                field_errors=[{"path": "topic", "message": message}],
+                recover_with="pass the page's link (https://...) as topic",
+            )
+        return {"url": link.group(0)}
+    if "topic" not in properties:
+        return {}
+    content_service.check_writable(
+        topic,
+        model=select_model(settings, None),
+        field="topic",
+        link_recovery="preview skill-url-repurpose with the link, or describe the topic in words",
+    )
+    limit = int(properties["topic"].get("maxLength", 200))
+    return recipes_service.validate_inputs(recipe, {"topic": cut_at_sentence(topic.strip(), limit)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,11 +423,7 @@ def run_preview(
             ids=list(WORKFLOWS_BY_ID),
         )
     recipe = recipes_service.get_recipe(workflow.recipe_slug)
-    recipe_inputs = (
-        recipes_service.validate_inputs(recipe, {"topic": topic[:200]})
-        if "topic" in (recipe.inputs_schema["properties"])
-        else {}
-    )
+    recipe_inputs = _recipe_inputs(recipe.slug, settings, topic)
     plan = [
         dataclasses.replace(
             step, args=_with_inputs(registry, step.tool, step.args, audience=audience, hook=hook, cta=cta)

@@ -270,11 +270,13 @@ class BuiltinTextProvider:
         source_tags = re.findall(r"(?:(?<=\s)|^)#\w+", request.content)
         text = re.sub(r"(?:(?<=\s)|^)#\w+", "", request.content)
         text = _clean(text, brand, request.target_platform)
-        parts = [part for part in sentences(text) if part]
+        # A sentence said twice word for word is said once.
+        parts = list(dict.fromkeys(part for part in sentences(text) if part))
         voice = brand.voice_for(request.target_platform)
         tags = list(dict.fromkeys(source_tags))[: rules.hashtags_max]
         if len(tags) < rules.hashtags_min:
-            topic = " ".join(keywords(text, 4))
+            # Hashtags come from the words, never from the pieces of a link ("#HttpsExample").
+            topic = " ".join(keywords(brief.URL.sub(" ", text), 4))
             extra = hashtags_for(topic, brand, rules, voice.hashtag_strategy if voice else "")
             tags += [tag for tag in extra if tag.lower() not in {existing.lower() for existing in tags}]
             tags = tags[: rules.hashtags_min]
