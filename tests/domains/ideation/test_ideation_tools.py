@@ -196,6 +196,10 @@ async def test_suggestions_and_plans_use_the_openings_that_worked(
     assert applied["optimal_timing"]["dayOfWeek"] == "tue"
     assert applied["winning_patterns"]["hookTypes"] == ["curiosity"]
     assert "Why does a slow roast taste sweeter?" in plan["context_used"]["ideation_context"]
+    # the first post opens with the hook that worked, and its hook is that opening alone
+    first_post = plan["posts"][0]
+    assert first_post["hook"] == "Why does a slow roast taste sweeter?"
+    assert first_post["caption"].startswith(first_post["hook"])
 
 
 async def test_fetched_items_feed_suggestions_when_nothing_is_measured(

@@ -134,6 +134,10 @@ class BuiltinTextProvider:
 
     def compose(self, request: PostRequest) -> str:
         """The synchronous writer behind `write` (plans and suggested hooks call it for many texts)."""
+        return self.compose_with_hook(request)[0]
+
+    def compose_with_hook(self, request: PostRequest) -> tuple[str, str]:
+        """The text and the hook it opens with, each as it is published."""
         rng = seeded(
             request.prompt,
             request.content_type,
@@ -154,7 +158,7 @@ class BuiltinTextProvider:
             text = self._blog(draft, hook, rng)
         else:
             text = self._caption(draft, hook, rng)
-        return _clean(text, request.brand, request.platform)
+        return _clean(text, request.brand, request.platform), _clean(hook, request.brand, request.platform)
 
     def _caption(self, draft: Draft, hook: str, rng: random.Random) -> str:
         rules = draft.rules
@@ -401,13 +405,14 @@ class BuiltinTextProvider:
             hook=request.top_hook,
             variant=request.day * 10 + request.index,
         )
-        caption = self.compose(post)
-        first_line = caption.split("\n", 1)[0]
+        # The hook is the opening the caption was written with, not its first line: a platform without line
+        # breaks would give the whole caption, hashtags and all.
+        caption, hook = self.compose_with_hook(post)
         hashtags = re.findall(r"(?:(?<=\s)|^)#\w+", caption)
         topic = brief.read(request.topic)
         title = clip(phrasing.upper_first(_title(topic)), 100) if request.platform == "youtube" else None
         return PlanPostDraft(
-            hook=cut_at_sentence(first_line, 300),
+            hook=cut_at_sentence(hook, 300),
             angle=request.angle,
             caption=caption,
             hashtags=hashtags,
