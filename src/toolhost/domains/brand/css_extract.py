@@ -113,6 +113,14 @@ GENERIC_FAMILIES = {
 }
 NOT_COLORS = {"inherit", "initial", "unset", "revert", "transparent", "currentcolor", "none", "auto"}
 SIZE_HEADINGS = re.compile(r"^\s*(h[1-6])\s*$", re.I)
+# A rule that restyles the page for a dark theme (".dark", "[data-theme=dark]", "html.dark-mode"): the site's
+# colours are its default (light) ones, so a dark block must neither redefine a variable nor vote.
+DARK_THEME = re.compile(
+    r"^(?:html|body|:root)?(?:\.(?:dark|dark-mode|dark-theme|theme-dark)|\[data-(?:bs-)?theme=[\"']?dark[\"']?\])"
+    r"(?![\w-])",
+    re.I,
+)
+DARK_MEDIA = re.compile(r"prefers-color-scheme\s*:\s*dark", re.I)
 VAR_REFERENCE = re.compile(r"var\(\s*(--[\w-]+)\s*(?:,\s*([^)]+))?\)")
 
 
@@ -183,8 +191,11 @@ def _rules(nodes: list[Node]) -> list[QualifiedRule | AtRule]:
     rules: list[QualifiedRule | AtRule] = []
     for node in nodes:
         if isinstance(node, QualifiedRule):
-            rules.append(node)
+            if not DARK_THEME.match(tinycss2.serialize(node.prelude).strip()):
+                rules.append(node)
         elif isinstance(node, AtRule):
+            if node.lower_at_keyword == "media" and DARK_MEDIA.search(tinycss2.serialize(node.prelude)):
+                continue
             if node.lower_at_keyword in {"media", "supports", "layer", "container"} and node.content is not None:
                 rules.extend(_rules(tinycss2.parse_rule_list(node.content, skip_whitespace=True, skip_comments=True)))
             elif node.lower_at_keyword == "font-face":

@@ -4,6 +4,7 @@ the pages agree. Nothing is saved."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -249,6 +250,15 @@ def build_draft(sources: Sources, logo_color: str | None, text_only: str | None 
     press = social_proof.press_mentions(text_pages)
     # The canonical profile has no certifications list: a certification is a recognition, kept with awards.
     recognitions = awards + certifications
+    for mention in social_proof.recognitions(text_pages):
+        within = [other for other in recognitions if other.name.lower() in mention.name.lower()]
+        if any(mention.name.lower() in other.name.lower() for other in recognitions) or any(
+            not re.fullmatch(r"Certified \w+", other.name) for other in within
+        ):
+            continue  # a name already given ("SOC 2 Type II" for "SOC 2 Type II certified")
+        # "Certified Dealer" was cut from the badge that names whose: "Bosch eBike Certified Dealer"
+        recognitions = [other for other in recognitions if other not in within]
+        recognitions.append(mention)
     if recognitions:
         note("socialProof.awards", 0.75, recognitions[0].page)
     if press:

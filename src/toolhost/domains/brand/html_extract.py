@@ -34,6 +34,15 @@ SUBPAGE_KEYWORDS = (
     "customers",
     "security",
 )
+# A publication's name: up to five capitalised words ("The Guardian", "Time Out", "Garden & Gun").
+PUBLICATION = re.compile(r"(?:The\s+)?[A-Z][\w'\u2019.-]*(?:\s+(?:&\s+)?[A-Z][\w'\u2019.-]*){0,4}")
+# Pages that say nothing about the brand: legal, account, cart, search, feeds, files.
+UTILITY_PAGE = re.compile(
+    r"privacy|terms|cookie|legal|login|log-in|signin|sign-in|signup|sign-up|register|account|cart|basket|"
+    r"checkout|search|accessibility|sitemap|/feed|/rss|/tag/|/category/|/wp-|/cdn-cgi/|/foi\b|"
+    r"\.(?:pdf|jpe?g|png|gif|svg|webp|zip|xml|json|txt|css|js)$",
+    re.I,
+)
 # An element that introduces the publications that wrote about the brand; its logos' alt texts name them.
 PRESS_INTRO = re.compile(r"^\s*(?:as (?:seen|featured) (?:in|on)|featured (?:in|on)|in the press|press)\s*:?\s*$", re.I)
 TITLE_SEPARATORS = re.compile(r"\s+[|\u2013\u2014\-:\u00b7]\s+")
@@ -131,6 +140,15 @@ def read_page(html: str, url: str) -> PageFindings:
         page.style_blocks.append(style.text()[:2_000_000])
     for node in tree.css("[style]"):
         page.inline_styles.append((_selector(node), _attr(node, "style")[:2000]))
+    # Pages written before CSS (or mailed as HTML) colour with attributes: <body bgcolor text link>,
+    # <table bgcolor>, <font color>. They are the same evidence as the styles they stand for.
+    for node in tree.css("[bgcolor], font[color], body[text], body[link]"):
+        selector = _selector(node)
+        for attribute, declaration in (("bgcolor", "background-color"), ("color", "color"), ("text", "color")):
+            if _attr(node, attribute) and (attribute != "text" or node.tag == "body"):
+                page.inline_styles.append((selector, f"{declaration}: {_attr(node, attribute)[:40]}"))
+        if node.tag == "body" and _attr(node, "link"):
+            page.inline_styles.append(("a", f"color: {_attr(node, 'link')[:40]}"))
     for heading in tree.css("h1, h2, h3"):
         text = heading.text(separator=" ", strip=True)
         if 3 <= len(text) <= 160 and text not in page.headings:
@@ -167,8 +185,11 @@ def _press_names(tree: HTMLParser) -> list[str]:
         if node.parent is not None and PRESS_INTRO.match(node.text(separator=" ", strip=True)[:60]):
             containers.append(node.parent)
     names: list[str] = []
-    for container in containers:
-        for item in container.css("img[alt], cite"):
+    # A quotation's <cite> names where it was printed ("The Guardian"); a person is credited in prose instead.
+    cited = [cite for cite in tree.css("blockquote cite") if PUBLICATION.fullmatch(cite.text(strip=True))]
+    for container in [*containers, *cited]:
+        items = [container] if container.tag == "cite" else container.css("img[alt], cite, li")
+        for item in items:
             name = _attr(item, "alt") if item.tag == "img" else item.text(separator=" ", strip=True)
             name = re.sub(r"\s*\blogo$", "", name.strip(), flags=re.IGNORECASE)
             if 2 <= len(name) <= 80 and name not in names:
@@ -229,11 +250,14 @@ def same_site_links(page: PageFindings, limit: int) -> list[str]:
         if clean in seen:
             continue
         path = parts.path.lower()
-        for rank, keyword in enumerate(SUBPAGE_KEYWORDS):
-            if keyword in path:
-                ranked.append((rank, clean))
-                seen.add(clean)
-                break
+        rank = next((rank for rank, keyword in enumerate(SUBPAGE_KEYWORDS) if keyword in path), None)
+        if rank is None and path.strip("/") and not UTILITY_PAGE.search(path):
+            # A page of the site's own ("/treatments", "/workshop.html", "/people") after the named ones,
+            # in the order the page links them (its navigation first)
+            rank = len(SUBPAGE_KEYWORDS) + len(ranked)
+        if rank is not None:
+            ranked.append((rank, clean))
+            seen.add(clean)
     return [link for _, link in sorted(ranked)[:limit]]
 
 
@@ -290,7 +314,10 @@ def audience(pages: list[PageFindings]) -> tuple[str, list[str]]:
         for sentence in copy_sentences(page.text):
             if PAIN.search(sentence) and len(sentence) <= 200 and sentence not in pains:
                 pains.append(sentence)
-    primary = best[max(weight, key=lambda group: weight[group])].phrase if weight else ""
+    # A single passing "for X" ("one pasta for vegetarians", "patterns for high-street brands") names no
+    # audience: the group needs a plainer statement ("for X who Y", "we help X") or a second mention.
+    plain = {group: value for group, value in weight.items() if value >= 2}
+    primary = best[max(plain, key=lambda group: plain[group])].phrase if plain else ""
     return primary, pains[:5]
 
 

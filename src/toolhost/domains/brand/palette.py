@@ -19,6 +19,8 @@ MERGE_DISTANCE = 6.0  # CIEDE2000: closer colours are one brand colour in differ
 GREY_CHROMA = 0.02
 COLOURFUL_CHROMA = 0.06
 STATUS_SLOTS = ("success", "warning", "error")
+# The painted area of one text colour (css_extract's PROPERTY_WEIGHT): less is borders and outlines only.
+PAINTED_AREA = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +120,15 @@ def choose_palette(votes: list[ColorVote]) -> PaletteChoice:
     colourful = [cluster for cluster in free() if chroma(cluster.hex) >= GREY_CHROMA]
     primary = best("primary", colourful, weigh=True)
     if primary is None:
-        # No use marks a primary: the most painted colourful colour is the brand's, a button's included.
-        primary = by_area([cluster for cluster in colourful if chroma(cluster.hex) >= COLOURFUL_CHROMA])
-        take("primary", primary, "accent")
+        # No use marks a primary: the most painted colourful colour is the brand's, a button's included. A
+        # colour seen only in hairlines (borders, underlines) is a detail: such a site is monochrome, and
+        # its ink is its primary, as a designer would name it.
+        painted = [c for c in colourful if chroma(c.hex) >= COLOURFUL_CHROMA and c.area >= PAINTED_AREA]
+        primary = by_area(painted)
+        if primary is None and "text" in palette and by_area(colourful) is not None:
+            palette["primary"], evidence["primary"] = palette["text"], ("text colour of a monochrome site",)
+        else:
+            take("primary", primary, "accent")
     else:
         take("primary", primary)
     accent_candidates = [cluster for cluster in free() if chroma(cluster.hex) >= GREY_CHROMA]

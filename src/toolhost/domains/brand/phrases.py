@@ -39,7 +39,16 @@ NOT_PEOPLE = frozenset(
     components contents assets points amounts agents percents
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
-AUDIENCE_VERBS = re.compile(r"^(?:help|helps|helping|serve|serves|serving|empower|empowers|support|supports)$", re.I)
+AUDIENCE_VERBS = re.compile(
+    r"^(?:help|helps|helping|serve|serves|serving|empower|empowers|support|supports|welcome|welcomes)$", re.I
+)
+# "we look after families": the verb is the two words, the people follow "after"
+LOOK_AFTER = re.compile(r"^(?:look|looks|looking)$", re.I)
+# A place or group between the people and the clause about them: "families in Leeds who ...", "teams at
+# growing companies who ...", "readers of every age who ...".
+PEOPLE_MODIFIER = frozenset({"in", "at", "of", "from", "across", "around", "near", "on"})
+MODIFIER_TOKENS = 5
+SUBJECTS = frozenset({"we", "i", "they", "you"})
 MADE_FOR = re.compile(r"^(?:built|made|designed|crafted|created|perfect|ideal|tailored|baked|roasted|brewed)$", re.I)
 CLAUSE_END = re.compile(r"[,.;:!?\u2014\u2013(]|\s-\s")
 
@@ -188,15 +197,33 @@ def audience_statements(text: str) -> list[AudienceStatement]:
     for sentence, tokens in tagged_sentences(text):
         for index, token in enumerate(tokens[:-1]):
             word = token.text.lower()
-            helped = bool(AUDIENCE_VERBS.match(word)) and token.tag.startswith("VB")
+            # the tagger reads "We support families" as a noun; after a subject pronoun the word is the verb
+            as_verb = token.tag.startswith("VB") or (index > 0 and tokens[index - 1].text.lower() in SUBJECTS)
+            helped = (bool(AUDIENCE_VERBS.match(word)) and as_verb) or (
+                word == "after" and index > 0 and bool(LOOK_AFTER.match(tokens[index - 1].text))
+            )
             if word != "for" and not helped:
                 continue
             phrase_range = next(((s, e) for s, e in noun_phrase_spans(tokens[index + 1 :]) if s == 0), None)
             if phrase_range is None:
                 continue
-            head = tokens[index + 1 : index + 1 + phrase_range[1]]
+            head_end = index + 1 + phrase_range[1]
+            # "employees and individuals who ...": people joined by "and"/"or" are one audience
+            if head_end + 1 < len(tokens) and tokens[head_end].text.lower() in ("and", "or"):
+                joined = next(((s, e) for s, e in noun_phrase_spans(tokens[head_end + 1 :]) if s == 0), None)
+                if joined is not None and _is_people(tokens[head_end + joined[1]]):
+                    head_end += 1 + joined[1]
+            head = tokens[index + 1 : head_end]
             last_person = max((i for i, item in enumerate(head) if _is_people(item)), default=None)
-            after = tokens[index + 1 + phrase_range[1]] if index + 1 + phrase_range[1] < len(tokens) else None
+            after = tokens[head_end] if head_end < len(tokens) else None
+            if after is not None and after.text.lower() in PEOPLE_MODIFIER and last_person == len(head) - 1:
+                following = tokens[head_end + 1 : head_end + 1 + MODIFIER_TOKENS + 1]
+                relative_at = next((item for item in following if item.text.lower() in ("who", "that", "whose")), None)
+                if relative_at is not None and not CLAUSE_END.search(sentence, after.start, relative_at.start):
+                    # the place or group belongs to the people: the phrase runs on through it
+                    head = tokens[index + 1 : tokens.index(relative_at)]
+                    last_person = len(head) - 1
+                    after = relative_at
             relative = after is not None and after.text.lower() in ("who", "that", "whose")
             made_for = word == "for" and index > 0 and bool(MADE_FOR.match(tokens[index - 1].text))
             if last_person is None and not (relative and (made_for or helped)):

@@ -29,10 +29,34 @@ CERTIFICATION = re.compile(
 )
 # Words before "certified" that are not the certification's name ("We are certified").
 NOT_A_NAME = re.compile(r"^(?:We|Our|All|Every|Is|Are|And|Fully|Proudly|Now|The)\s+", re.I)
-PRESS_LEAD = re.compile(
-    r"\b(?:as (?:seen|featured) (?:in|on)|featured (?:in|on)|written up in|covered by)\s*:?\s*", re.I
+# Words that make a name a recognition: an accreditation, a membership, a rating, a grant, a listing.
+RECOGNITION_WORD = re.compile(
+    r"\b(?:accredit\w*|certified|certification|registered|approved|members? of|provider|partner|trusted trader|"
+    r"employer|fellowship|grant|recommended|rated|band \d|bib gourmand|michelin|guide (?:19|20)\d{2}|compliant)\b",
+    re.I,
 )
-PRESS_NAME = re.compile(r"(?:The\s+)?[A-Z][\w'\u2019.-]*(?:\s+(?:&\s+)?[A-Z][\w'\u2019.-]*){0,4}")
+NAME_WORD = r"(?:[A-Z][\w'\u2019?&.-]*|[a-z]+[A-Z][\w-]*|\d+)"
+NAME_RUN = rf"{NAME_WORD}(?:\s+(?:of|the|for|and|&|to)?\s*{NAME_WORD}){{0,6}}"
+# In a sentence: the name before the word ("European Research Council Starting Grant", "Lexcel
+# accreditation", "Chambers UK, Band 2") or after it ("Members of the British Dental Association").
+NAMED_BEFORE = re.compile(
+    rf"\b{NAME_RUN}(?:'s\s+{NAME_RUN})?,?\s+(?:Grant|Fellowship|Award|Prize|Medal|Employer|Provider|Trader|"
+    rf"[Aa]ccreditation|[Aa]ccredited(?:\s+[A-Z]\w+)?|[Cc]ertified|[Rr]egistered|[Aa]pproved(?:\s+[a-z]+)?|"
+    rf"Band\s+\d+|Bib Gourmand(?:\s+(?:19|20)\d{{2}})?|[Cc]ompliant)\b"
+)
+NAMED_AFTER = re.compile(
+    rf"\b(?:Rated\s+\w+\s+by|Recommended|Registered with|Members? of|Accredited by|Approved by)\s+(?:the\s+)?"
+    rf"{NAME_RUN}"
+)
+# A badge says little else, on its own line or between dots: "Gas Safe registered (no. 512398)".
+BADGE_WORDS = 8
+NUMBERED = re.compile(r"\s*(?:\((?:no|number|reg)[^)]*\)|\b(?:no|number|reg)\.?\s*\d[\d\s]*)\s*$", re.I)
+PRESS_LEAD = re.compile(
+    r"\b(?:as (?:seen|featured) (?:in|on)|featured (?:in|on)|written up in|covered (?:by|in)|reported (?:by|in)|"
+    r"profiled (?:by|in))\s*:?\s*",
+    re.I,
+)
+PRESS_NAME = re.compile(r"(?:[Tt]he\s+)?[A-Z][\w'\u2019.-]*(?:\s+(?:&\s+)?[A-Z][\w'\u2019.-]*){0,4}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +68,15 @@ class Mention:
 
 
 def _lines(page: PageFindings) -> list[str]:
-    return [line.strip() for line in re.split(r"\n|\s[\u00b7|\u2022]\s", page.full_text or page.text) if line.strip()]
+    """The page's lines: the whole body's, element by element (footers and badges), then the main text's,
+    where a sentence with <em> or <a> inside it stays one line."""
+    lines: list[str] = []
+    for source in (page.full_text, page.text):
+        for line in re.split(r"\n|\s[\u00b7|\u2022]\s", source):
+            line = re.sub(r"^[-*\u2022]\s+", "", line.strip())  # the main text marks list items "- "
+            if line and line not in lines:
+                lines.append(line)
+    return lines
 
 
 def _add(found: list[Mention], name: str, page: str) -> None:
@@ -79,6 +111,30 @@ def certifications(pages: list[PageFindings]) -> list[Mention]:
     return found[:10]
 
 
+def recognitions(pages: list[PageFindings]) -> list[Mention]:
+    """Accreditations, memberships, ratings, grants and listings the pages state: a short badge line whole
+    ("Which? Trusted Trader", "Members of the British Dental Association"), else the name beside its word
+    inside a sentence ("funded by a European Research Council Starting Grant")."""
+    found: list[Mention] = []
+    for page in pages:
+        for line in _lines(page):
+            line = NUMBERED.sub("", re.sub(r"\s*\([^()]*\d[^()]*\)", "", line)).strip(" .;:")
+            badge = re.sub(r"^(?:A|An|The)\s+", "", line)
+            # a name besides the recognition word ("Band 1" in a fee table, "Registered charity" name nothing)
+            named = re.search(r"[A-Z]", RECOGNITION_WORD.sub("", badge))
+            badge_like = named and not SECTION_WORD.match(badge) and RECOGNITION_WORD.search(badge)
+            if len(badge.split()) <= BADGE_WORDS and badge_like:
+                _add(found, badge, page.url)
+                continue
+            for part in re.split(r"(?<=[.!?])\s+", line):
+                for pattern in (NAMED_BEFORE, NAMED_AFTER):
+                    for match in pattern.finditer(part):
+                        name = re.sub(r"^(?:A|An)\s+", "", match.group(0))
+                        if len(name.split()) >= 2:
+                            _add(found, name, page.url)
+    return found[:10]
+
+
 def press_mentions(pages: list[PageFindings]) -> list[Mention]:
     """Publications the site says covered it: logos next to "As seen in", and names after "featured in"."""
     found: list[Mention] = []
@@ -90,5 +146,5 @@ def press_mentions(pages: list[PageFindings]) -> list[Mention]:
                 rest = re.split(r"[.!?]", line[lead.end() :], maxsplit=1)[0]
                 for part in re.split(r",\s*|\s+and\s+", rest):
                     if PRESS_NAME.fullmatch(part.strip()):
-                        _add(found, part, page.url)
+                        _add(found, re.sub(r"^the\s+", "", part.strip()), page.url)
     return found[:12]
