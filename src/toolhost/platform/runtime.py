@@ -42,7 +42,8 @@ class Platform:
         return await self.executor.execute(name, arguments, principal, transport=transport)
 
     async def close(self) -> None:
-        """Writes the queued usage, then releases the database and Redis connections."""
+        """Writes the queued usage and call lines, then releases the database and Redis connections."""
+        self.observer.write_lines()
         await self.executor.hold_keeper.close()
         await self.usage.close()
         await self.authenticator.close()
