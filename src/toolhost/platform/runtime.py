@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -83,3 +84,17 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
         ),
         observer=observer,
     )
+
+
+def freeze_startup_objects() -> None:
+    """Takes what the process built to start (modules, the tools' models, the platform) out of the garbage
+    collector's sight, the first time a process calls it.
+
+    A started process holds some 200,000 objects that live as long as it does; every full collection walked
+    them all (about 100 ms each, several times a minute under load), a tenth of the CPU of the cheapest call.
+    Freezing them after one collection of the start's garbage leaves the collector only what calls create. Only
+    once per process: a test run starts many apps, and what is frozen is never collected.
+    """
+    if gc.get_freeze_count() == 0:
+        gc.collect()
+        gc.freeze()
