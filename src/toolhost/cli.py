@@ -40,7 +40,7 @@ from toolhost.platform.commands import (
 from toolhost.platform.observability import logging_config
 from toolhost.platform.registry import Registry
 from toolhost.platform.results import ToolError
-from toolhost.platform.runtime import build_platform, freeze_startup_objects
+from toolhost.platform.runtime import build_platform, tune_garbage_collection
 from toolhost.platform.supervisor import supervise
 from toolhost.platform.worker import load_job_types, load_pollers, run_worker
 from toolhost.providers.connectors.vault import TokenVault
@@ -153,7 +153,7 @@ def worker(
     async def main(worker_id: str | None = None, departed_worker_id: str | None = None) -> None:
         # The worker runs on the same platform as the server: one executor, authenticator and rate limiter.
         platform = build_platform(settings, registry)
-        freeze_startup_objects()
+        tune_garbage_collection()
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signal_number in (signal.SIGINT, signal.SIGTERM):
@@ -179,7 +179,7 @@ def worker(
     # killed one spent again before it claimed a job.
     load_job_types(JOB_TYPES)
     load_pollers(POLLERS)
-    freeze_startup_objects()
+    tune_garbage_collection()
     console.print(f"{processes} worker processes started; Ctrl-C stops them once their jobs have finished.")
     supervise(lambda worker_id, departed: asyncio.run(main(worker_id, departed)), processes=processes)
 
