@@ -28,7 +28,7 @@ from toolhost.platform.metrics import metrics_routes
 from toolhost.platform.oauth import oauth_routes
 from toolhost.platform.observability import GaugeReading, redact_access_log
 from toolhost.platform.rest import rest_routes
-from toolhost.platform.runtime import Platform, build_platform
+from toolhost.platform.runtime import Platform, build_platform, tune_garbage_collection
 from toolhost.platform.signin import signin_routes
 from toolhost.platform.worker import load_job_types, run_worker
 
@@ -61,6 +61,7 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
             )
         try:
             async with mcp_endpoint.running():
+                tune_garbage_collection()
                 yield
         finally:
             stopping.set()

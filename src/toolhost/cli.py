@@ -40,7 +40,7 @@ from toolhost.platform.commands import (
 from toolhost.platform.observability import logging_config
 from toolhost.platform.registry import Registry
 from toolhost.platform.results import ToolError
-from toolhost.platform.runtime import build_platform
+from toolhost.platform.runtime import build_platform, tune_garbage_collection
 from toolhost.platform.supervisor import supervise
 from toolhost.platform.worker import load_job_types, load_pollers, run_worker
 from toolhost.providers.connectors.vault import TokenVault
@@ -148,9 +148,12 @@ def worker(
     # The calls recipe and autopilot runs make are logged as the server logs its own.
     logging.config.dictConfig(logging_config(settings.log_level))
 
+    registry = build_registry()
+
     async def main(worker_id: str | None = None, departed_worker_id: str | None = None) -> None:
         # The worker runs on the same platform as the server: one executor, authenticator and rate limiter.
-        platform = build_platform(settings, build_registry())
+        platform = build_platform(settings, registry)
+        tune_garbage_collection()
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signal_number in (signal.SIGINT, signal.SIGTERM):
@@ -171,9 +174,12 @@ def worker(
         console.print("Worker started; Ctrl-C stops it once the jobs it is running have finished.")
         asyncio.run(main())
         return
-    # Imported once here, so each forked process starts working at once.
+    # The tools (their registry), job types and pollers are imported once here, so a forked process starts
+    # working at once: building the registry alone takes a CPU second or more, which a child replacing a
+    # killed one spent again before it claimed a job.
     load_job_types(JOB_TYPES)
     load_pollers(POLLERS)
+    tune_garbage_collection()
     console.print(f"{processes} worker processes started; Ctrl-C stops them once their jobs have finished.")
     supervise(lambda worker_id, departed: asyncio.run(main(worker_id, departed)), processes=processes)
 

@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
 from toolhost.app import create_app
 from toolhost.catalog import build_registry
-from toolhost.config import Settings
+from toolhost.config import RateLimitSettings, Settings
 from toolhost.db.session import TransactionHeldDuringOutsideWork, call_scope
 from toolhost.platform import accounts, credits
 from toolhost.platform.models import Account, ApiKey, CreditEntry, CreditHold, UsageRecord
@@ -147,6 +147,29 @@ async def test_slow_calls_of_one_account_run_side_by_side_and_a_free_call_answer
             await assert_calls_ran_side_by_side(platform, tenant, slow_site)
     finally:
         await platform.close()
+
+
+async def test_an_account_past_its_calls_in_flight_of_a_tool_is_refused_until_one_returns(
+    database_url: str, tmp_path: Path, slow_site: SlowSite
+) -> None:
+    settings = slow_site_settings(database_url, tmp_path).model_copy(
+        update={"ratelimit": RateLimitSettings(in_flight_per_account={"extract_brand": 1})}
+    )
+    platform = build_platform(settings, build_registry())
+    app = create_app(settings, platform)
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
+            tenant = await new_tenant(platform, client, settings)
+            first = asyncio.create_task(tenant.call("extract_brand", {"url": slow_site.url}))
+            while slow_site.most_in_flight < 1 and not first.done():
+                await asyncio.sleep(0.01)
+            refused = await tenant.call("extract_brand", {"url": slow_site.url})
+            assert (await first).status_code == 200
+            again = await tenant.call("extract_brand", {"url": slow_site.url})
+    finally:
+        await platform.close()
+    assert refused.status_code == 429 and refused.json()["error"]["error_type"] == "rate_limited"
+    assert again.status_code == 200
 
 
 async def new_tenant(platform: Platform, client: httpx.AsyncClient, settings: Settings) -> Tenant:
@@ -306,6 +329,37 @@ async def test_free_calls_usage_is_written_within_a_second_and_at_shutdown(
 
 def lifespan(app: Starlette) -> Any:
     return app.router.lifespan_context(app)
+
+
+async def many_free_calls_are_written_each_under_an_id_of_its_own(settings: Settings) -> None:
+    platform = build_platform(settings, build_registry())
+    try:
+        async with platform.session_factory() as session, session.begin():
+            account = await accounts.create_account(session, name="usage", tier="agency", settings=settings)
+            issued = await accounts.create_key(
+                session, account_id=account.id, name="k", granted_scopes=["mcp:read"], settings=settings
+            )
+        principal = await platform.authenticator.authenticate(issued.plaintext, resource=settings.api_root)
+        answers = await asyncio.gather(
+            *(platform.execute("get_credit_balance", {}, principal, transport="cli") for _ in range(40))
+        )
+        assert not any(answer.result["isError"] for answer in answers)
+        await platform.usage.flush()
+        async with platform.session_factory() as session:
+            rows = (await session.execute(select(UsageRecord.id, UsageRecord.request_id))).all()
+    finally:
+        await platform.close()
+    assert len(rows) == 40
+    assert len({row.id for row in rows}) == 40 and len({row.request_id for row in rows}) == 40
+
+
+async def test_queued_usage_rows_are_written_each_under_an_id_of_its_own(settings: Settings) -> None:
+    await many_free_calls_are_written_each_under_an_id_of_its_own(settings)
+
+
+@pytest.mark.postgres
+async def test_queued_usage_rows_are_written_each_under_an_id_of_its_own_on_postgresql(postgres_url: str) -> None:
+    await many_free_calls_are_written_each_under_an_id_of_its_own(settings_for_test(database_url=postgres_url))
 
 
 async def usage_count(platform: Platform, account_id: uuid.UUID) -> int:

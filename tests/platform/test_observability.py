@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from toolhost.app import create_app
 from toolhost.catalog import build_registry
 from toolhost.config import Settings
 from toolhost.platform import accounts
-from toolhost.platform.observability import AccessLogRedaction
+from toolhost.platform.observability import AccessLogRedaction, CallObserver, FinishedCall
 from toolhost.platform.runtime import build_platform
 
 METRICS_TOKEN = "metrics-token-for-tests-0123456789"
@@ -33,7 +35,13 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 
 def call_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
-    return [json.loads(record.getMessage()) for record in caplog.records if record.name == "toolhost.calls"]
+    """The JSON lines written so far (the lines of calls that ended in one turn of the event loop share a record)."""
+    return [
+        json.loads(line)
+        for record in caplog.records
+        if record.name == "toolhost.calls"
+        for line in record.getMessage().splitlines()
+    ]
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -63,6 +71,7 @@ async def test_every_call_writes_one_json_line_whatever_its_transport(
     assert ok.status_code == 200 and paid.json()["isError"] is False and refused.status_code == 400
     assert over_mcp.status_code == 200
 
+    await asyncio.sleep(0)  # the last call's line is written when the event loop's turn ends
     lines = call_lines(caplog)
     assert [(line["tool"], line["transport"], line["outcome"]) for line in lines] == [
         ("get_credit_balance", "rest", "ok"),
@@ -80,6 +89,63 @@ async def test_every_call_writes_one_json_line_whatever_its_transport(
     assert third["error_type"] == "validation_error" and third["status"] == 400 and third["credits"] == 0
     assert third["request_id"] == refused.json()["error"]["request_id"]
     assert tenant.key not in caplog.text
+
+
+async def test_calls_made_at_once_each_get_their_own_line(tenant: Tenant, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="toolhost.calls")
+    answers = await asyncio.gather(*(tenant.call("get_credit_balance") for _ in range(12)))
+    await asyncio.sleep(0)
+
+    assert all(answer.status_code == 200 for answer in answers)
+    lines = call_lines(caplog)
+    assert len(lines) == 12 and len({line["request_id"] for line in lines}) == 12
+    assert all(line["tool"] == "get_credit_balance" and line["outcome"] == "ok" for line in lines)
+
+
+def finished_call(request_id: str) -> FinishedCall:
+    return FinishedCall(
+        request_id=request_id,
+        tool="get_credit_balance",
+        known_tool=True,
+        transport="rest",
+        account_id=uuid.uuid4(),
+        credential_id=None,
+        project_id=None,
+        run_id=None,
+        outcome="ok",
+        error_type=None,
+        status=200,
+        seconds=0.001,
+        credits=0,
+    )
+
+
+async def test_the_lines_of_one_event_loop_turn_are_written_together_when_it_ends(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolhost.calls")
+    observer = CallObserver()
+    observer.finished(finished_call("req_first"))
+    observer.finished(finished_call("req_second"))
+    assert call_lines(caplog) == []
+
+    await asyncio.sleep(0)
+    assert len([record for record in caplog.records if record.name == "toolhost.calls"]) == 1
+    assert [line["request_id"] for line in call_lines(caplog)] == ["req_first", "req_second"]
+
+    observer.finished(finished_call("req_third"))
+    await asyncio.sleep(0)
+    assert [line["request_id"] for line in call_lines(caplog)] == ["req_first", "req_second", "req_third"]
+
+
+async def test_a_platform_closing_writes_the_lines_still_waiting(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolhost.calls")
+    platform = build_platform(settings, build_registry())
+    platform.observer.finished(finished_call("req_last"))
+    await platform.close()
+    assert [line["request_id"] for line in call_lines(caplog)] == ["req_last"]
 
 
 async def test_metrics_count_calls_by_tool_and_errors_by_type_and_time_each_tool(

@@ -35,7 +35,8 @@ logger = logging.getLogger(__name__)
 
 def period_of(moment: datetime) -> str:
     """The billing period (calendar month, UTC) of a moment: YYYY-MM."""
-    return moment.astimezone(UTC).strftime("%Y-%m")
+    moment = moment.astimezone(UTC)
+    return f"{moment.year:04d}-{moment.month:02d}"  # a third of strftime's cost, on every balance read
 
 
 def period_end(period: str) -> datetime:

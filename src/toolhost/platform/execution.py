@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -75,9 +76,8 @@ class _Call:
     def usage_record(
         self, *, outcome: str, credits: int, assets: int, error_message: str | None = None
     ) -> dict[str, Any]:
-        """The call's UsageRecord columns."""
+        """The call's UsageRecord columns but its id (the row's default, or the batch's when queued)."""
         return {
-            "id": uuid.uuid4(),
             "account_id": self.principal.account_id,
             "project_id": self.project_id,
             "credential_id": self.principal.credential_id,
@@ -96,7 +96,7 @@ class _Call:
 
 def new_request_id() -> str:
     """A request id for logs and error bodies."""
-    return "req_" + uuid.uuid4().hex
+    return "req_" + secrets.token_hex(16)
 
 
 def field_errors(error: ValidationError) -> list[dict[str, str]]:

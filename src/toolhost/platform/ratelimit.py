@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 HOURLY_UNITS_PER_CALL = 5
 HOURLY_UNITS_PER_POLL = 1
 SIGN_IN_WINDOW_MINUTES = 15
+NOT_LIMITED: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +63,15 @@ class RateLimiter:
         self._limiter = MovingWindowRateLimiter(storage)
         self._in_flight: Counter[str] = Counter()
 
-    @contextlib.asynccontextmanager
-    async def in_flight(self, spec: ToolSpec, *, account_id: str) -> AsyncIterator[None]:
+    def in_flight(self, spec: ToolSpec, *, account_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         """Layer 6: at most N calls of a waiting tool per account at once (shared through Redis when set)."""
         limit = self._settings.in_flight_per_account.get(spec.name) if self.enabled else None
         if limit is None:
-            yield
-            return
+            return NOT_LIMITED  # most tools: no generator-based context manager to build and run per call
+        return self._counted_in_flight(spec, account_id, limit)
+
+    @contextlib.asynccontextmanager
+    async def _counted_in_flight(self, spec: ToolSpec, account_id: str, limit: int) -> AsyncIterator[None]:
         key = f"toolhost-inflight:{spec.name}:{account_id}"
         if self._redis is not None:
             count = int(await self._redis.incr(key))
