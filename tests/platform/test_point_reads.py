@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import asyncpg
@@ -11,7 +10,7 @@ import pytest
 from sqlalchemy import update
 
 from tests.conftest import settings_for_test
-from toolhost.db.point_reads import POSTGRES_CONNECTIONS, PointReader
+from toolhost.db.point_reads import PointReader
 from toolhost.db.session import create_engine, create_session_factory
 from toolhost.domains.account.service import BALANCE
 from toolhost.platform import accounts
@@ -20,35 +19,18 @@ from toolhost.platform.models import Account
 pytestmark = pytest.mark.postgres
 
 
-class CountingReads:
-    """Counts the round trips the point reader's asyncpg connections make, and how many run at once."""
+class CountingPool:
+    """Counts the round trips the point reader's asyncpg pool makes."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.round_trips = 0
-        self.running = 0
-        self.most_at_once = 0
-        fetchrow = asyncpg.Connection.fetchrow
+        fetchrow = asyncpg.Pool.fetchrow
 
-        async def counted(connection: asyncpg.Connection, *arguments: Any, **options: Any) -> Any:
+        async def counted(pool: asyncpg.Pool, *arguments: Any, **options: Any) -> Any:
             self.round_trips += 1
-            self.running += 1
-            self.most_at_once = max(self.most_at_once, self.running)
-            try:
-                return await fetchrow(connection, *arguments, **options)
-            finally:
-                self.running -= 1
+            return await fetchrow(pool, *arguments, **options)
 
-        monkeypatch.setattr(asyncpg.Connection, "fetchrow", counted)
-
-
-async def new_account(postgres_url: str, name: str) -> Account:
-    settings = settings_for_test(database_url=postgres_url)
-    engine = create_engine(postgres_url)
-    try:
-        async with create_session_factory(engine, engine)() as session, session.begin():
-            return await accounts.create_account(session, name=name, tier="agency", settings=settings)
-    finally:
-        await engine.dispose()
+        monkeypatch.setattr(asyncpg.Pool, "fetchrow", counted)
 
 
 async def test_parallel_reads_of_one_row_share_a_round_trip_and_a_later_read_sees_a_committed_write(
@@ -60,7 +42,7 @@ async def test_parallel_reads_of_one_row_share_a_round_trip_and_a_later_read_see
     async with session_factory() as session, session.begin():
         account = await accounts.create_account(session, name="reads", tier="agency", settings=settings)
     reader = PointReader(postgres_url)
-    pool = CountingReads(monkeypatch)
+    pool = CountingPool(monkeypatch)
     try:
         rows = await asyncio.gather(*(reader.one(BALANCE, {"account_id": account.id}) for _ in range(20)))
         assert {row[1] for row in rows if row is not None} == {account.credit_balance}
@@ -78,37 +60,3 @@ async def test_parallel_reads_of_one_row_share_a_round_trip_and_a_later_read_see
     finally:
         await reader.close()
         await engine.dispose()
-
-
-async def test_more_reads_than_connections_wait_their_turn_and_all_answer(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    created = [await new_account(postgres_url, f"reads {index}") for index in range(POSTGRES_CONNECTIONS * 3)]
-    reader = PointReader(postgres_url)
-    reads = CountingReads(monkeypatch)
-    try:
-        rows = await asyncio.gather(*(reader.one(BALANCE, {"account_id": account.id}) for account in created))
-        assert [row[1] for row in rows if row is not None] == [account.credit_balance for account in created]
-        assert reads.round_trips == len(created) and reads.most_at_once == POSTGRES_CONNECTIONS
-    finally:
-        await reader.close()
-
-
-async def test_a_connection_the_server_ended_is_replaced_by_the_next_read(postgres_url: str) -> None:
-    account = await new_account(postgres_url, "reads")
-    reader = PointReader(postgres_url)
-    admin = await asyncpg.connect(postgres_url.replace("+asyncpg", ""))
-    try:
-        assert await reader.one(BALANCE, {"account_id": account.id}) is not None
-        ended = await admin.fetchval(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-        assert ended == 1
-        with contextlib.suppress(asyncpg.PostgresConnectionError, ConnectionError, asyncpg.InterfaceError):
-            await reader.one(BALANCE, {"account_id": account.id})  # may be the read that finds out
-        row = await reader.one(BALANCE, {"account_id": account.id})
-        assert row is not None and row[1] == account.credit_balance
-    finally:
-        await admin.close()
-        await reader.close()
