@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import re
 import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -327,6 +329,15 @@ def postgres_template() -> Iterator[str]:
         yield name
     finally:
         asyncio.run(administer(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def postgres_connections_to_itself() -> Iterator[None]:
+    """For a test that fills a pool of 40 PostgreSQL connections: such tests take turns across the xdist workers
+    (an exclusive lock on a file), so together they stay under a default server's max_connections of 100."""
+    with (Path(tempfile.gettempdir()) / "toolhost-tests-postgres-connections.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import threading
 import time
 import uuid
@@ -273,11 +274,13 @@ async def test_a_hold_left_by_a_process_killed_mid_call_is_returned_by_the_worke
 
 
 async def test_a_running_calls_hold_is_renewed_so_the_worker_never_takes_it_back(
-    settings: Settings, tenant: Tenant, platform: Platform, slow_site: SlowSite
+    settings: Settings, tenant: Tenant, platform: Platform, slow_site: SlowSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Shorter than the call (a page a second), with room for a renewal a busy machine delays.
-    platform.executor.hold_lifetime = timedelta(seconds=1.2)
-    platform.executor.hold_keeper.lifetime = timedelta(seconds=1.2)
+    # A hold a third of the call's length (pages of 3 s), renewed every 0.5 s: a renewal a busy machine delays
+    # by up to a second still comes in time, and without renewals the hold would run out mid-call.
+    monkeypatch.setattr(sys.modules[__name__], "SLOW_SECONDS", 3.0)
+    platform.executor.hold_lifetime = timedelta(seconds=1.5)
+    platform.executor.hold_keeper.lifetime = timedelta(seconds=1.5)
     context = worker_context(platform)
     call = asyncio.create_task(tenant.call("extract_brand", {"url": slow_site.url}))
     while not call.done():

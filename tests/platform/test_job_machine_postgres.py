@@ -63,8 +63,7 @@ async def claim_everything(context: WorkerContext) -> list[uuid.UUID]:
         mine += batch
 
 
-# Not marked slow: the slow tests start together, and this one fills a pool of 40 PostgreSQL connections; two
-# such at once with the rest would pass a default server's max_connections of 100.
+@pytest.mark.usefixtures("postgres_connections_to_itself")
 async def test_racing_workers_claim_every_kind_of_job_once_and_finish_each_once(
     tenant: Tenant, platform: Platform, receiver: tuple[WebhookReceiver, str]
 ) -> None:

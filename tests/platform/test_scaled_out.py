@@ -6,6 +6,7 @@ import asyncio
 import uuid
 
 import httpx
+import pytest
 from sqlalchemy import func, select, text, update
 
 from tests.conftest import POSTGRES_ADMIN_URL, Tenant, TenantFactory, settings_for_test
@@ -84,8 +85,7 @@ async def concurrent_debits(platform: Platform, calls: int, balance: int) -> tup
     return outcomes, int(final)
 
 
-# Not marked slow: the slow tests start together, and this one fills a pool of 40 PostgreSQL connections; two
-# such at once with the rest would pass a default server's max_connections of 100.
+@pytest.mark.usefixtures("postgres_connections_to_itself")
 async def test_a_thousand_concurrent_debits_against_100_credits_let_exactly_100_through_on_postgresql(
     postgres_url: str,
 ) -> None:
@@ -98,6 +98,7 @@ async def test_a_thousand_concurrent_debits_against_100_credits_let_exactly_100_
     assert outcomes.count("billing_error") == 900
 
 
+@pytest.mark.usefixtures("postgres_connections_to_itself")
 async def test_calls_recover_once_postgresql_has_dropped_every_connection(postgres_url: str) -> None:
     # Pooled connections are not pinged on checkout: one the server closed is replaced when it is checked
     # out, and at worst the first unit of work after the drop fails; never call after call.

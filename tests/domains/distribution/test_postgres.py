@@ -45,6 +45,7 @@ async def test_concurrent_claims_skip_each_others_rows(
     assert sum(1 for batch in batches if batch) >= 2
 
 
+@pytest.mark.usefixtures("postgres_connections_to_itself")
 async def test_workers_racing_on_due_posts_deliver_each_exactly_once(
     tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
 ) -> None:
