@@ -2,7 +2,7 @@
 
 `serve` prepares the database with Alembic and prints through Rich, then replaces itself with this module
 (os.execv: same process id, same terminal, same signals), so the process that serves holds only what serving
-needs; the migration and command-line machinery it no longer uses stays behind (about 14 MB of idle RSS).
+needs; the migration and command-line machinery it no longer uses stays behind (about 12 MB of idle RSS).
 Settings come from the environment, as `create_app` reads them.
 """
 
