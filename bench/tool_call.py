@@ -151,8 +151,6 @@ async def one_connection(port: int, payload: bytes, stop_at: float, counts: dict
 
 async def load(port: int, payload: bytes, seconds: float, connections: int) -> tuple[float, int]:
     counts = {"ok": 0, "failed": 0}
-    warmup_until = time.monotonic() + 1.0
-    await asyncio.gather(*(one_connection(port, payload, warmup_until, {"ok": 0, "failed": 0}) for _ in range(4)))
     started = time.monotonic()
     await asyncio.gather(*(one_connection(port, payload, started + seconds, counts) for _ in range(connections)))
     elapsed = time.monotonic() - started
@@ -194,18 +192,31 @@ def wrk_load(port: int, payload: bytes, seconds: float, connections: int) -> tup
     return rate, int(failed.group(1)) if failed else 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(
     label: str, process: subprocess.Popen[bytes], port: int, payload: bytes, arguments: argparse.Namespace
 ) -> float:
-    try:
+    def run(seconds: float, connections: int) -> tuple[float, int]:
         if arguments.load == "wrk":
-            rate, failed = wrk_load(port, payload, arguments.seconds, arguments.connections)
-        else:
-            rate, failed = asyncio.run(load(port, payload, arguments.seconds, arguments.connections))
+            return wrk_load(port, payload, seconds, connections)
+        return asyncio.run(load(port, payload, seconds, connections))
+
+    try:
+        run(1.0, 4)  # a warm-up: first calls read credentials and compile statements
+        cpu_before = cpu_seconds(process.pid)
+        rate, failed = run(arguments.seconds, arguments.connections)
+        cpu = cpu_seconds(process.pid) - cpu_before
     finally:
         process.terminate()
         process.wait(timeout=10)
-    print(f"{label:<44} {rate:9.0f} calls/s  ({failed} non-200)")
+    # CPU per call moves far less with the machine's other work than calls/s do.
+    per_call = cpu / max(1.0, rate * arguments.seconds) * 1e6
+    print(f"{label:<44} {rate:9.0f} calls/s  ({failed} non-200)  server CPU {per_call:4.0f} us/call")
     return rate
 
 
