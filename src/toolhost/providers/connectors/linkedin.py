@@ -47,7 +47,7 @@ from toolhost.providers.connectors.base import (
     raise_for_status,
     upstream,
 )
-from toolhost.providers.connectors.oauth import OAuthApp, OAuthConnector
+from toolhost.providers.connectors.oauth import OAuthApp, OAuthConnector, waiting_out_rate_limits
 from toolhost.providers.fetch import FetchedResponse, Fetcher
 
 # "Sign In with LinkedIn using OpenID Connect": openid and profile name the member (GET /v2/userinfo);
@@ -69,7 +69,6 @@ CLOCK_SKEW = timedelta(seconds=60)
 # "Posts API", Find Posts by Authors: count per page (at most 100), and the pages a reconciliation reads.
 PAGE_SIZE = 50
 RECONCILE_PAGES = 3
-RATE_LIMIT_WAITS = 3
 DUPLICATE = "duplicate"
 # How long after a lost attempt a retry relies on LinkedIn refusing the same content again (see the module's
 # docstring): well within what developers report, and longer than the job machine's retries after a lost lease.
@@ -379,19 +378,12 @@ class LinkedInConnector(OAuthConnector):
         if body is not None:
             headers["Content-Type"] = "application/json"
         content = json.dumps(body, ensure_ascii=False).encode() if body is not None else b""
-        for _ in range(RATE_LIMIT_WAITS + 1):
-            response = await self.authorized(account, method, f"{self.api_url}{path}", content=content, headers=headers)
-            if response.status != 429:
-                return response
-            lifts = _lifts_at(response)
-            wait = (lifts - datetime.now(UTC)).total_seconds()
-            if wait > self.rate_limit_wait:
-                raise PublishFailed(
-                    f"linkedin rate limit reached; it lifts at {iso(lifts)}", retryable=True, retry_at=lifts
-                )
-            await self.sleep(max(wait, 0.0) + 1.0)
-        raise PublishFailed(
-            "linkedin kept answering 429 Too Many Requests", retryable=True, retry_at=_lifts_at(response)
+        return await waiting_out_rate_limits(
+            lambda: self.authorized(account, method, f"{self.api_url}{path}", content=content, headers=headers),
+            platform="linkedin",
+            lifts_at=_lifts_at,
+            longest_wait=self.rate_limit_wait,
+            sleep=self.sleep,
         )
 
     async def _call(

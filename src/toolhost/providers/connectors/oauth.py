@@ -15,6 +15,7 @@ the S256 challenge and the expiry arithmetic); every request still goes through 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Literal
@@ -25,6 +26,7 @@ from authlib.oauth2.rfc6749 import OAuth2Token
 from authlib.oauth2.rfc6749.parameters import prepare_grant_uri, prepare_token_request
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
+from toolhost.platform.dates import iso
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.connectors.base import (
     AccountSession,
@@ -262,3 +264,36 @@ def _oauth_error(response: FetchedResponse) -> str:
 def _expiry(material: dict[str, Any]) -> datetime | None:
     expires_at = material.get("expires_at")
     return datetime.fromtimestamp(int(expires_at), UTC) if expires_at else None
+
+
+# A rate limit expected to lift within the operator's rate_limit_wait is waited out this many times.
+RATE_LIMIT_WAITS = 3
+
+
+async def waiting_out_rate_limits(
+    request: Callable[[], Awaitable[FetchedResponse]],
+    *,
+    platform: str,
+    lifts_at: Callable[[FetchedResponse], datetime],
+    longest_wait: float,
+    sleep: Callable[[float], Awaitable[None]],
+    refuse: Callable[[FetchedResponse], None] | None = None,
+    lift_word: str = "lifts",
+) -> FetchedResponse:
+    """The first answer of `request` that is not a 429: a rate limit that lifts within `longest_wait` seconds is
+    waited out in place (a second past the time it lifts), a later one is a retryable PublishFailed naming that
+    time. `refuse` may raise first for a 429 that is no limit (a platform's spam protection)."""
+    for _ in range(RATE_LIMIT_WAITS + 1):
+        response = await request()
+        if response.status != 429:
+            return response
+        if refuse is not None:
+            refuse(response)
+        lifts = lifts_at(response)
+        wait = (lifts - datetime.now(UTC)).total_seconds()
+        if wait > longest_wait:
+            raise PublishFailed(
+                f"{platform} rate limit reached; it {lift_word} at {iso(lifts)}", retryable=True, retry_at=lifts
+            )
+        await sleep(max(wait, 0.0) + 1.0)
+    raise PublishFailed(f"{platform} kept answering 429 Too Many Requests", retryable=True, retry_at=lifts_at(response))

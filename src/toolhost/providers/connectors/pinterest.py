@@ -43,7 +43,7 @@ from toolhost.providers.connectors.base import (
     raise_for_status,
     upstream,
 )
-from toolhost.providers.connectors.oauth import OAuthApp, OAuthConnector
+from toolhost.providers.connectors.oauth import OAuthApp, OAuthConnector, waiting_out_rate_limits
 from toolhost.providers.fetch import FetchedResponse, Fetcher
 
 # API v5 reference, the security of each operation: "Create Pin" needs boards:read, boards:write, pins:read and
@@ -60,7 +60,6 @@ CLOCK_SKEW = timedelta(seconds=60)
 # "Rate limits": Standard access counts requests per minute per user per app; without a Retry-After the post
 # waits that minute.
 RATE_LIMIT_PAUSE = timedelta(minutes=1)
-RATE_LIMIT_WAITS = 3
 # "Get Pin analytics": start_date at most 90 days back.
 ANALYTICS_DAYS = 89
 METRIC_NAMES = {"IMPRESSION": "views", "SAVE": "saves", "TOTAL_REACTIONS": "likes", "TOTAL_COMMENTS": "comments"}
@@ -287,22 +286,13 @@ class PinterestConnector(OAuthConnector):
         """
         headers = {"Content-Type": "application/json"} if body is not None else {}
         content = json.dumps(body, ensure_ascii=False).encode() if body is not None else b""
-        for _ in range(RATE_LIMIT_WAITS + 1):
-            response = await self.authorized(account, method, f"{self.api_url}{path}", content=content, headers=headers)
-            if response.status != 429:
-                return response
-            message = _message(response)
-            if "spam" in message.lower():
-                raise PublishFailed(f"pinterest refused the Pin as spam: {message}", retryable=False)
-            lifts = _lifts_at(response)
-            wait = (lifts - datetime.now(UTC)).total_seconds()
-            if wait > self.rate_limit_wait:
-                raise PublishFailed(
-                    f"pinterest rate limit reached; it lifts at {iso(lifts)}", retryable=True, retry_at=lifts
-                )
-            await self.sleep(max(wait, 0.0) + 1.0)
-        raise PublishFailed(
-            "pinterest kept answering 429 Too Many Requests", retryable=True, retry_at=_lifts_at(response)
+        return await waiting_out_rate_limits(
+            lambda: self.authorized(account, method, f"{self.api_url}{path}", content=content, headers=headers),
+            platform="pinterest",
+            lifts_at=_lifts_at,
+            longest_wait=self.rate_limit_wait,
+            sleep=self.sleep,
+            refuse=_refuse_spam,
         )
 
     async def _call(
@@ -369,6 +359,12 @@ def _raise_for_pinterest(response: FetchedResponse, action: str) -> None:
             retryable=False,
         )
     raise_for_status("pinterest", response, action)
+
+
+def _refuse_spam(response: FetchedResponse) -> None:
+    message = _message(response)
+    if "spam" in message.lower():
+        raise PublishFailed(f"pinterest refused the Pin as spam: {message}", retryable=False)
 
 
 def _lifts_at(response: FetchedResponse) -> datetime:

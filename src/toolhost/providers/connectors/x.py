@@ -43,7 +43,7 @@ from toolhost.providers.connectors.base import (
     raise_for_status,
     upstream,
 )
-from toolhost.providers.connectors.oauth import OAuthApp, OAuthConnector
+from toolhost.providers.connectors.oauth import OAuthApp, OAuthConnector, waiting_out_rate_limits
 from toolhost.providers.fetch import FetchedResponse, Fetcher
 
 # "X API v2 authentication mapping": POST /2/tweets needs tweet.read tweet.write users.read; the timeline,
@@ -58,8 +58,6 @@ MEDIA_CATEGORY = {"image": "tweet_image", "gif": "tweet_gif", "video": "tweet_vi
 CLOCK_SKEW = timedelta(seconds=60)
 # Pages of the account's timeline a reconciliation reads (100 posts each, "User Post timeline").
 RECONCILE_PAGES = 3
-# A rate limit (HTTP 429) is waited out in place at most this many times within one publication attempt.
-RATE_LIMIT_WAITS = 3
 URL = re.compile(r"https?://\S+")
 DUPLICATE = "duplicate"
 METRIC_NAMES = {
@@ -313,18 +311,16 @@ class XConnector(OAuthConnector):
         "Rate limits": every answer carries x-rate-limit-limit/-remaining/-reset (epoch seconds); a 429
         "Too Many Requests" is retried after the reset, never before.
         """
-        for _ in range(RATE_LIMIT_WAITS + 1):
-            response = await self.authorized(
+        return await waiting_out_rate_limits(
+            lambda: self.authorized(
                 account, method, f"{self.api_url}{path}", content=content, headers=headers, timeout=timeout
-            )
-            if response.status != 429:
-                return response
-            reset = _reset_time(response)
-            wait = (reset - datetime.now(UTC)).total_seconds()
-            if wait > self.rate_limit_wait:
-                raise PublishFailed(f"x rate limit reached; it resets at {iso(reset)}", retryable=True, retry_at=reset)
-            await self.sleep(max(wait, 0.0) + 1.0)
-        raise PublishFailed("x kept answering 429 Too Many Requests", retryable=True, retry_at=_reset_time(response))
+            ),
+            platform="x",
+            lifts_at=_reset_time,
+            longest_wait=self.rate_limit_wait,
+            sleep=self.sleep,
+            lift_word="resets",
+        )
 
     async def _call(
         self,
