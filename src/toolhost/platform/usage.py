@@ -5,7 +5,9 @@ Every other call's record waits here and is written within `interval` seconds, m
 shutdown; so a free call costs no write of its own. On PostgreSQL the rows go in by one binary COPY on the
 driver's connection (atomic on its own, outside any transaction): at a few thousand rows a second,
 SQLAlchemy's per-row parameter processing for an executemany cost the serving process more than every
-other part of the flush, and the server parses no INSERT per row.
+other part of the flush, and the server parses no INSERT per row. On SQLite the same reason puts them in by
+one executemany on the writer's sqlite3 connection, inside the writer lane's transaction, with the columns'
+bind conversions compiled once.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Table, insert, update
+from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from toolhost.platform.models import ApiKey, UsageRecord
@@ -41,6 +44,7 @@ class UsageRecorder:
         self._keys_used: dict[uuid.UUID, datetime] = {}
         self._timer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._sqlite_insert: _DriverInsert | None = None
 
     def add(self, record: dict[str, Any]) -> None:
         """Queues one usage row (the columns of UsageRecord)."""
@@ -97,9 +101,12 @@ class UsageRecorder:
                     columns=USAGE_COLUMNS,
                 )
             return
-        async with self._session_factory() as session, session.begin():
-            # The table, not the mapped class: a Core executemany skips the ORM's bulk-insert bookkeeping.
-            await session.execute(insert(USAGE_RECORDS), records)
+        if self._sqlite_insert is None:
+            self._sqlite_insert = _DriverInsert(self._engine.dialect)
+        async with self._engine.begin() as connection:
+            driver = (await connection.get_raw_connection()).driver_connection
+            assert driver is not None
+            await driver.executemany(self._sqlite_insert.sql, self._sqlite_insert.rows(records))
 
     async def close(self) -> None:
         """Writes what is left (shutdown)."""
@@ -109,6 +116,27 @@ class UsageRecorder:
             with contextlib.suppress(asyncio.CancelledError):
                 await timer
         await self.flush()
+
+
+class _DriverInsert:
+    """The usage table's INSERT compiled once for a dialect, and its rows as the driver takes them."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        compiled = insert(USAGE_RECORDS).compile(dialect=dialect, column_keys=list(USAGE_COLUMNS))
+        self.sql = str(compiled)
+        self._names = tuple(compiled.positiontup or ())
+        self._binds = tuple(
+            compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in self._names
+        )
+
+    def rows(self, records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        return [
+            tuple(
+                bind(record[name]) if bind is not None else record[name]
+                for name, bind in zip(self._names, self._binds, strict=True)
+            )
+            for record in records
+        ]
 
 
 def _with_ids(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

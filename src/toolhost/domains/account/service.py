@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import UTC, datetime
 
@@ -27,6 +28,11 @@ from toolhost.platform.results import NotFound
 BALANCE = select(
     Account.tier, Account.credit_balance, Account.period_spent, Account.credit_period, Account.trial_ends_at
 ).where(Account.id == bindparam("account_id"))
+
+
+@functools.cache  # one entry a month: formatting the date cost more than reading the balance
+def _period_end_text(period: str) -> str:
+    return iso(credits.period_end(period))
 
 
 async def get_balance(
@@ -57,7 +63,7 @@ async def get_balance(
         monthlyUsed=spent,
         monthlyLimit=settings.credits.allocations[tier],
         plan=tier,
-        periodEndsAt=iso(credits.period_end(period)),
+        periodEndsAt=_period_end_text(period),
         trialEndsAt=iso(trial_ends_at) if trial_ends_at else None,
     )
 
