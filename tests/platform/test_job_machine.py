@@ -17,7 +17,7 @@ from tests.conftest import Tenant, worker_context
 from tests.domains.analytics.conftest import mastodon_channel
 from tests.domains.distribution.conftest import connect_webhook, local_settings
 from tests.domains.distribution.standins import MastodonStandIn, WebhookReceiver, serve
-from toolhost.catalog import JOB_TYPES, POLLERS
+from toolhost.catalog import JOB_TYPES, POLLERS, build_registry
 from toolhost.config import Settings
 from toolhost.domains.autopilot import runner as autopilot_runner
 from toolhost.domains.autopilot.models import AutopilotRun
@@ -411,3 +411,18 @@ async def test_a_replacement_worker_returns_its_dead_predecessors_jobs_at_once_a
     async with platform.session_factory() as session:
         post = await session.scalar(select(Post).where(Post.job_id == job_id))
     assert post is not None and (post.status, post.refunded) == ("failed", True)
+
+
+async def test_closing_the_platform_closes_the_clients_its_job_runners_shared(settings: Settings) -> None:
+    closed: list[str] = []
+
+    class KeptClient:
+        async def aclose(self) -> None:
+            closed.append("client")
+
+    platform = build_platform(settings, build_registry())
+    context = WorkerContext(platform, "worker", {})
+    first = context.shared(KeptClient, KeptClient)
+    assert context.shared(KeptClient, KeptClient) is first and closed == []
+    await platform.close()
+    assert closed == ["client"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import socket
-from http.server import BaseHTTPRequestHandler
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 import pytest
@@ -349,3 +351,67 @@ async def test_a_refusal_names_the_setting_that_lifts_it(monkeypatch: pytest.Mon
     monkeypatch.setenv("TOOLHOST_FETCH__ALLOW_HTTP", "true")
     allowing = load_settings(environment="test", secret_key="test-secret-not-for-production-0123456789").fetch
     await Fetcher(allowing).check_url("http://internal.example/hook", https_only=True)
+
+
+@pytest.fixture
+def keep_alive_server() -> Iterator[tuple[int, list[tuple[str, int]]]]:
+    """An HTTP/1.1 server on 127.0.0.1 that keeps connections open; it records each POST's Host header and the
+    client's port (one port per TCP connection)."""
+    seen: list[tuple[str, int]] = []
+
+    class KeepAliveHandler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            seen.append((self.headers.get("Host", "").split(":")[0], self.client_address[1]))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAliveHandler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+async def test_a_keep_alive_fetcher_reuses_one_connection_per_name_and_closes_them(
+    keep_alive_server: tuple[int, list[tuple[str, int]]],
+) -> None:
+    port, seen = keep_alive_server
+    fetcher = Fetcher(FetchSettings(allow=["site.test", "wrong.test"], allow_http=True), keep_alive=True)
+    try:
+        for host in ("site.test", "site.test", "wrong.test", "site.test"):
+            response = await fetcher.post(f"http://{host}:{port}/hook", content=b"{}", https_only=False)
+            assert response.content == b"ok"
+        await fetcher.aclose()
+        await fetcher.post(f"http://site.test:{port}/hook", content=b"{}", https_only=False)
+    finally:
+        await fetcher.aclose()
+    assert [host for host, _ in seen] == ["site.test", "site.test", "wrong.test", "site.test", "site.test"]
+    ports = [client_port for _, client_port in seen]
+    # One connection served site.test three times; wrong.test, on the same address, had one of its own (a
+    # connection opened for one name never serves another); after aclose, a new one.
+    assert ports[0] == ports[1] == ports[3]
+    assert ports[2] != ports[0]
+    assert ports[4] not in (ports[0], ports[2])
+
+
+async def test_a_fetcher_without_keep_alive_opens_a_connection_per_request(
+    keep_alive_server: tuple[int, list[tuple[str, int]]],
+) -> None:
+    port, seen = keep_alive_server
+    fetcher = Fetcher(FetchSettings(allow=["site.test"], allow_http=True))
+    for _ in range(2):
+        await fetcher.post(f"http://site.test:{port}/hook", content=b"{}", https_only=False)
+    assert len(seen) == 2 and seen[0][1] != seen[1][1]

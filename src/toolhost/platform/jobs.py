@@ -344,15 +344,11 @@ class WorkerContext:
     worker_id: str
     job_types: Mapping[str, JobType]
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
-    _shared: dict[type[Any], Any] = field(default_factory=dict)
 
     def shared(self, kind: type[Shared], build: Callable[[], Shared]) -> Shared:
-        """One object of `kind` for all this worker's runners, built on first use (clients and their TLS
-        contexts, which are costly to build per job; never per-job state)."""
-        found = self._shared.get(kind)
-        if not isinstance(found, kind):
-            found = self._shared[kind] = build()
-        return found
+        """One object of `kind` for all the process's runners, built on first use (clients and their TLS
+        contexts, which are costly to build per job; never per-job state); the platform closes it."""
+        return self.platform.shared(kind, build)
 
     @property
     def settings(self) -> Settings:

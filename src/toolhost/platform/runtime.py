@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -18,6 +20,7 @@ from toolhost.platform.ratelimit import RateLimiter
 from toolhost.platform.registry import Registry
 from toolhost.platform.usage import UsageRecorder
 
+Shared = TypeVar("Shared")
 # Container objects allocated (net of those freed) before a young collection; Python's default is 700.
 YOUNG_GENERATION_OBJECTS = 10_000
 
@@ -40,14 +43,29 @@ class Platform:
     usage: UsageRecorder
     executor: Executor
     observer: CallObserver
+    _shared: dict[type[Any], Any] = field(default_factory=dict)
 
     async def execute(self, name: str, arguments: object, principal: Principal, *, transport: str) -> Execution:
         """Runs a tool through the one execution path."""
         return await self.executor.execute(name, arguments, principal, transport=transport)
 
+    def shared(self, kind: type[Shared], build: Callable[[], Shared]) -> Shared:
+        """One object of `kind` for the whole process, built on first use (a worker's connectors and the
+        connections they keep); `close` closes those that have an `aclose`."""
+        found = self._shared.get(kind)
+        if not isinstance(found, kind):
+            found = self._shared[kind] = build()
+        return found
+
     async def close(self) -> None:
-        """Writes the queued usage and call lines, then releases the database and Redis connections."""
+        """Writes the queued usage and call lines, then releases the database, Redis and kept HTTP connections."""
         self.observer.write_lines()
+        shared = list(self._shared.values())
+        self._shared.clear()
+        for found in shared:
+            close = getattr(found, "aclose", None)
+            if close is not None:
+                await close()
         await self.executor.hold_keeper.close()
         await self.usage.close()
         await self.authenticator.close()

@@ -12,11 +12,12 @@ are one security boundary, reviewed together.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import re
 import socket
 import ssl
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,8 @@ HTTP_RECOVERY = (
     f"use an https URL; an operator allows plain http to the hosts listed in {ALLOW_SETTING} with the setting "
     f"{ALLOW_HTTP_SETTING}=true"
 )
+# Targets a keep-alive fetcher keeps a client for: a worker's connectors talk to a handful of API hosts.
+KEPT_CLIENTS = 32
 REFUSED_PORTS = frozenset({22, 23, 25, 110, 143, 445, 3306, 5432, 6379, 11211, 27017})
 REFUSED_HOST_NAMES = frozenset(
     {
@@ -163,9 +166,13 @@ async def resolve_host(host: str, port: int) -> list[str]:
 class Fetcher:
     """Fetches URLs for every domain, failing closed on anything that could reach inside the network."""
 
-    def __init__(self, settings: FetchSettings) -> None:
+    def __init__(self, settings: FetchSettings, *, keep_alive: bool = False) -> None:
+        """`keep_alive` keeps a client per checked target for reuse (a worker's connectors call the same few
+        APIs all day: a new TCP and TLS connection per call cost more than the call); close it with `aclose`."""
         self.settings = settings
         self._tls: ssl.SSLContext | None = None
+        self._keep_alive = keep_alive
+        self._clients: dict[tuple[str, str, int, IPAddress], httpx.AsyncClient] = {}
         self._allowed_hosts: set[str] = set()
         self._allowed_networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for entry in settings.allow:
@@ -414,17 +421,10 @@ class Fetcher:
         request_headers = {"user-agent": USER_AGENT, **{k.lower(): v for k, v in headers.items()}}
         request_headers["host"] = host_header
         extensions = {"sni_hostname": target.host} if target.url.scheme == "https" else {}
-        # A client per hop: a pooled connection opened for one name must never serve another name
-        # that happens to share the address (its certificate was checked for the first name only).
-        # trust_env=False so that proxy variables cannot route around the pinned address.
-        async with httpx.AsyncClient(
-            verify=self._tls_context(),
-            trust_env=False,
-            follow_redirects=False,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, self.settings.connect_timeout)),
-        ) as client:
+        request_timeout = httpx.Timeout(timeout, connect=min(timeout, self.settings.connect_timeout))
+        async with self._client_for(target, address) as client:
             request = client.build_request(
-                method, pinned, headers=request_headers, content=content, extensions=extensions
+                method, pinned, headers=request_headers, content=content, extensions=extensions, timeout=request_timeout
             )
             response = await client.send(request, stream=True)
             try:
@@ -443,6 +443,32 @@ class Fetcher:
             key = name.lower()
             merged[key] = f"{merged[key]}, {value}" if key in merged else value
         return FetchedResponse(url=str(target.url), status=response.status_code, headers=merged, content=bytes(body))
+
+    @contextlib.asynccontextmanager
+    async def _client_for(self, target: CheckedTarget, address: IPAddress) -> AsyncIterator[httpx.AsyncClient]:
+        """A client whose connections go to one checked address for one name only: a pooled connection opened
+        for one name must never serve another name that happens to share the address (its certificate was
+        checked for the first name only). Kept for reuse with `keep_alive`, up to KEPT_CLIENTS targets (the
+        rest get a client of their own per request); otherwise closed after the request."""
+        key = (target.url.scheme, target.host, target.port, address)
+        client = self._clients.get(key)
+        if client is not None:
+            yield client
+            return
+        # trust_env=False so that proxy variables cannot route around the pinned address.
+        client = httpx.AsyncClient(verify=self._tls_context(), trust_env=False, follow_redirects=False)
+        if self._keep_alive and len(self._clients) < KEPT_CLIENTS:
+            self._clients[key] = client
+            yield client
+            return
+        async with client:
+            yield client
+
+    async def aclose(self) -> None:
+        """Closes the clients kept for reuse."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:

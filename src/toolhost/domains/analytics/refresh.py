@@ -104,7 +104,7 @@ async def run_refresh(run: JobRun) -> JobResult:
         posts = list(
             await session.scalars(select(Post).where(Post.id.in_(post_ids), Post.project_id == run.project_id))
         )
-    connectors = run.context.shared(Connectors, lambda: Connectors(run.settings))
+    connectors = run.context.shared(Connectors, lambda: Connectors.for_worker(run.settings))
     connector = connectors.get(account.connector) if account is not None else None
     if account is None or connector is None or not accounts_service.is_usable(account):
         raise JobFailed("the connected account is no longer usable", reason="authentication_failed")

@@ -109,7 +109,7 @@ async def publish(run: JobRun) -> JobResult:
         status = accounts_service.effective_status(account) if account else "missing"
         raise JobFailed(f"the connected account is {status}", reason="authentication_failed")
     try:
-        connector = run.context.shared(Connectors, lambda: Connectors(run.settings)).require(
+        connector = run.context.shared(Connectors, lambda: Connectors.for_worker(run.settings)).require(
             account.connector, account.platform
         )
     except ValidationFailed as error:

@@ -260,6 +260,15 @@ class Connectors:
             if platform in connector.platforms and connector.missing_settings()
         }
 
+    @classmethod
+    def for_worker(cls, settings: Settings) -> Connectors:
+        """A worker's connectors: their fetcher keeps its connections to the platforms' APIs for reuse."""
+        return cls(settings, Fetcher(settings.fetch, keep_alive=True))
+
+    async def aclose(self) -> None:
+        """Closes the fetcher's kept connections."""
+        await self.fetcher.aclose()
+
     def require(self, name: str, platform: str) -> Connector:
         """The connector that will serve an account; a validation_error names the settings it still needs."""
         connector = self._connectors.get(name)
