@@ -63,3 +63,29 @@ def test_a_replacement_is_told_which_worker_died_and_first_children_are_told_non
         time.sleep(0.2)
         parent.send_signal(signal.SIGTERM)  # a second one kills the sleeping children
         parent.wait(timeout=30)
+
+
+def test_children_stop_when_the_supervisor_is_killed_outright(tmp_path: Path) -> None:
+    log = tmp_path / "started.log"
+    parent = subprocess.Popen([sys.executable, "-c", CHILD, str(log)], env={**os.environ, "PYTHONPATH": "src"})
+    children = wait_for_children(log, 2)
+    parent.kill()
+    parent.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    alive = [pid for pid, _, _ in children]
+    while alive and time.monotonic() < deadline:
+        alive = [pid for pid in alive if process_exists(pid)]
+        time.sleep(0.05)
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == [], "children outlived their supervisor"
+
+
+def process_exists(pid: int) -> bool:
+    """Whether a process of that id runs; a child orphaned to init is reaped by init, so no zombie lingers."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ", 1)[-1].startswith("Z"))

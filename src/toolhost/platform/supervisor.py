@@ -10,15 +10,20 @@ soon after its start (a bad setting, an unreachable database) is forked again af
 up to a minute, so a crash loop does not spin. The parent names each child's worker id and tells the child
 that replaces it which worker died, so the replacement returns the dead one's jobs to the queue at once
 instead of leaving them until their leases expire. SIGTERM or SIGINT asks every child to finish the jobs it runs
-and stop; a second one kills them.
+and stop; a second one kills them. A parent killed outright (SIGKILL, the OOM killer) cannot ask: the kernel
+sends each child SIGTERM when its parent dies (Linux's parent-death signal), so no orphan goes on claiming jobs
+beside the workers of the parent's replacement.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +38,7 @@ logger = logging.getLogger(__name__)
 QUICK_EXIT_SECONDS = 10.0
 FIRST_RESTART_DELAY = 0.5
 LONGEST_RESTART_DELAY = 60.0
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 @dataclass(slots=True)
@@ -70,7 +76,7 @@ def supervise(work: Callable[[str, str | None], None], *, processes: int) -> Non
                     slot.worker_id = new_worker_id()
                     slot.process = forking.Process(
                         target=_child,
-                        args=(work, slot.worker_id, slot.departed_worker_id),
+                        args=(work, slot.worker_id, slot.departed_worker_id, os.getpid()),
                         name=f"toolhost-worker-{index}",
                     )
                     slot.process.start()
@@ -112,8 +118,22 @@ def _schedule_restart(index: int, slot: _Slot) -> None:
     slot.restart_at = time.monotonic() + delay
 
 
-def _child(work: Callable[[str, str | None], None], worker_id: str, departed_worker_id: str | None) -> None:
+def _child(
+    work: Callable[[str, str | None], None], worker_id: str, departed_worker_id: str | None, parent_pid: int
+) -> None:
     # The parent's handlers only forward signals; the child's event loop installs its own.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _stop_when_parent_dies()
+    if os.getppid() != parent_pid:
+        return  # the parent died between the fork and the request above
     work(worker_id, departed_worker_id)
+
+
+def _stop_when_parent_dies() -> None:
+    """Asks the kernel for SIGTERM when the parent dies (Linux only; elsewhere an orphan runs until stopped)."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        logger.warning("could not ask for a signal on the supervisor's death: errno %d", ctypes.get_errno())
