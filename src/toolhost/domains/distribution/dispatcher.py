@@ -16,9 +16,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import Table, bindparam, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
@@ -45,6 +45,20 @@ from toolhost.providers.media_store import MediaStore, MediaStoreUnavailable
 
 MEDIA_URL_TTL = 24 * 3600  # receivers may fetch attachments well after the delivery
 OPEN_STATUSES = ("pending", "scheduled", "publishing")
+POSTS = cast(Table, Post.__table__)
+# Built once, in Core, as the worker's job completion is: it runs in the same transaction, once per post.
+MARK_PUBLISHED = (
+    update(POSTS)
+    .where(POSTS.c.id == bindparam("post_id"), POSTS.c.status == "publishing")
+    .values(
+        status="published",
+        external_post_id=bindparam("external_id", type_=POSTS.c.external_post_id.type),
+        external_url=bindparam("external_link", type_=POSTS.c.external_url.type),
+        published_at=bindparam("published", type_=POSTS.c.published_at.type),
+        error=None,
+        updated_at=bindparam("published", type_=POSTS.c.updated_at.type),
+    )
+)
 
 
 def publish_policy(settings: Settings) -> JobPolicy:
@@ -149,19 +163,14 @@ async def publish(run: JobRun) -> JobResult:
         raise JobFailed(failure.message, reason="publish_failed") from failure
 
     async def record(session: AsyncSession) -> None:
-        now = utcnow()
         await session.execute(
-            update(Post)
-            .where(Post.id == post.id, Post.status == "publishing")
-            .values(
-                status="published",
-                external_post_id=result.external_post_id,
-                external_url=result.external_url,
-                published_at=now,
-                error=None,
-                updated_at=now,
-            )
-            .execution_options(synchronize_session=False)
+            MARK_PUBLISHED,
+            {
+                "post_id": post.id,
+                "external_id": result.external_post_id,
+                "external_link": result.external_url,
+                "published": utcnow(),
+            },
         )
         await _store_tokens(session, account, view, vault)
         if post.plan_id is not None:
