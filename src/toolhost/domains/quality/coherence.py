@@ -215,7 +215,10 @@ COORDINATING_SAFE = frozenset({"and", "or", "to", "please", "you", "us", "me", "
 def truncation(caption: str) -> list[Finding]:
     """A post cut off: it ends on a word no sentence ends with, on an empty list item, or trails off mid-clause."""
     body = URL.sub("", HASHTAG.sub("", caption)).rstrip()
-    body = re.sub(r"[\s\U0001f300-\U0001faff\u2600-\u27bf]+$", "", body)
+    without_emoji = re.sub(r"[\s\U0001f300-\U0001faff\u2600-\u27bf\ufe0f\u200d]+$", "", body)
+    # An emoji after the last word closes the sentence the way a full stop does ("...plenty of asparagus 🍓").
+    closed_by_emoji = len(without_emoji) < len(body)
+    body = without_emoji
     if not body:
         return []
     markers = [(int(match.group(1)), match.end()) for match in LIST_MARKER.finditer(body)]
@@ -234,6 +237,8 @@ def truncation(caption: str) -> list[Finding]:
     if last_word[0].lower() in grammar.DANGLING | OPEN_ENDINGS | AUXILIARIES | {"why"}:
         return [Finding("truncated", f'it stops mid-sentence, after "{last_word[0]}"', 3)]
     # "...growth slowed sharply onc": a lower-case word no dictionary knows, with no end mark after it
+    if closed_by_emoji:
+        return []
     cut_word = last_word[0]
     cut = len(cut_word) >= 2 and cut_word.isalpha() and cut_word.islower() and not analysis.in_lexicon(cut_word)
     if cut and analysis.starts_a_longer_word(cut_word):
@@ -316,10 +321,34 @@ def repetition(caption: str) -> list[Finding]:
                 stuffed = f'one sentence repeats "{stem}" {count} times'
     if stuffed:
         found.append(Finding("keyword_stuffing", stuffed, 2.5))
+    echoed = _restated_sentence(text)
+    if echoed and not repeated:
+        found.append(Finding("repetition", f"a sentence says again what another said ({_quote(echoed, 50)})", 2))
     openings = Counter(" ".join(part.split()[:2]) for part in parts if len(part.split()) >= 3)
     if openings and openings.most_common(1)[0][1] >= 3:
         found.append(Finding("repetition", "three sentences or more open the same way", 1))
     return found
+
+
+# Share of a sentence's content words (stems) another sentence already carried, from which it restates it.
+RESTATED_SHARE = 0.75
+RESTATED_MINIMUM = 3
+
+
+def _restated_sentence(text: str) -> str:
+    """A sentence whose content words another sentence of the post already said ("Our night cream is gentle.
+    Our night cream is gentle on sensitive skin."): a thought written twice, not a refrain."""
+    stem_sets: list[tuple[str, set[str]]] = []
+    for part in sentences(text):
+        stems = {analysis.stem(word) for word in _content_words(part)}
+        if len(stems) >= RESTATED_MINIMUM:
+            stem_sets.append((part, stems))
+    for index, (part, stems) in enumerate(stem_sets):
+        for _, other in stem_sets[:index]:
+            smaller = min(len(stems), len(other))
+            if len(stems & other) >= max(RESTATED_MINIMUM, RESTATED_SHARE * smaller):
+                return part
+    return ""
 
 
 def _verb_checked(sentence: str) -> str:

@@ -61,6 +61,26 @@ CLICHES = (
     "great things are coming",
     "you won't believe",
     "you will not believe",
+    # slogans of motivational filler, which say nothing a reader could act on
+    "trust the process",
+    "comfort zone",
+    "best version of yourself",
+    "make a difference",
+    "every little bit counts",
+    "got your back",
+    "season of giving",
+    "follow your dreams",
+    "never too late to",
+    "embrace the moment",
+    "live your best life",
+    "pushing boundaries",
+    "push the boundaries",
+    "sky's the limit",
+    "the sky is the limit",
+    "good vibes",
+    "stronger together",
+    "together we rise",
+    "the best is yet to come",
 )
 BUZZWORDS = frozenset(
     [

@@ -281,6 +281,23 @@ def score_clarity(caption: str, findings: list[Finding] | None = None) -> Catego
     return category
 
 
+# A thread announces itself: its parts are numbered ("1/", "2/5", "(3/4)") or its opening carries the thread
+# mark or says so ("A thread:", "🧵").
+THREAD_COUNTER = re.compile(r"^\s*\(?\d{1,2}\s?/\s?(?:\d{1,2})?\)?(?=\s)")
+THREAD_MARK = re.compile(r"\U0001f9f5|\b(?:a )?thread\b\s*(?::|\U0001f447|\u2193|$)", re.IGNORECASE)
+
+
+def thread_parts(caption: str) -> list[str]:
+    """The posts a thread is published as, one per paragraph; a caption that is no thread is one part."""
+    paragraphs = [part.strip() for part in re.split(r"\n\s*\n", caption) if part.strip()]
+    if len(paragraphs) < 2:
+        return [caption]
+    numbered = sum(1 for part in paragraphs if THREAD_COUNTER.match(part))
+    if numbered >= 2 or THREAD_MARK.search(paragraphs[0]):
+        return paragraphs
+    return [caption]
+
+
 def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[str]]:
     score = 5.0
     reasons: list[str] = []
@@ -288,8 +305,12 @@ def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[st
     length = len(caption)
     tags = HASHTAG.findall(caption)
     name = rules.display_name
-    if length > rules.caption_limit:
-        return 0.0, [f"{length} characters is over the {name} limit of {rules.caption_limit}"]
+    # A thread goes out as its parts: each must fit the limit, not the whole.
+    parts = thread_parts(caption)
+    longest = max(len(part) for part in parts)
+    if longest > rules.caption_limit:
+        where = "a part of the thread" if len(parts) > 1 else "the caption"
+        return 0.0, [f"{longest} characters ({where}) is over the {name} limit of {rules.caption_limit}"]
     body_words = len(_words(_body_without_tags(caption)))
     if body_words < 3:
         score -= 2.5

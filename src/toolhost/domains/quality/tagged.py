@@ -54,7 +54,8 @@ ABSTRACT_NOUNS = frozenset(
     something anything nothing everyone someone anyone togetherness love hope hopes heart hearts care
     excitement game gamechanger change changes news level levels quality experience experiences solutions
     solution results leadership teamwork spirit energy vibes vibe moments moment life lives world thing things
-    stuff
+    stuff opportunity opportunities version versions process mindset motivation zone gratitude wellness
+    wellbeing positivity
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 # Abstract nouns, counted and as a share of all nouns, from which a post speaks in values, not things.
@@ -195,9 +196,40 @@ def vagueness(caption: str, brand_name: str = "") -> list[Finding]:
     return []
 
 
+# Words that open a clause which needs its own verb ("... where most of our adult patients").
+CLAUSE_OPENERS = frozenset(
+    {"where", "when", "which", "who", "whose", "because", "if", "while", "until", "unless", "although", "whereas"}
+)
+VERB_OR_MODAL = frozenset({"VB", "VBP", "VBZ", "VBD", "VBN", "VBG", "MD"})
+# An end mark, or an emoji or hashtag standing where one would be: the post ended on purpose.
+CLOSED_ENDING = re.compile(r"[.!?)\"'\u201d\u2019;\u2026]\s*$|[\U0001f300-\U0001faff\u2600-\u27bf\ufe0f#]")
+
+
+def open_clause_ending(caption: str) -> list[Finding]:
+    """A post without an end mark whose last clause was opened and never given its verb ("Flossing removes
+    plaque your toothbrush can't reach, especially between the back molars where most of our adult
+    patients"): it was cut off. "...where it belongs" has its verb and is left alone."""
+    text = prose(caption).rstrip()
+    if not text or CLOSED_ENDING.search(text[-3:]) or text[-1].isdigit():
+        return []
+    parts = sentences(text)
+    if not parts:
+        return []
+    tokens = tag(parts[-1])
+    openers = [index for index, token in enumerate(tokens) if token.lower in CLAUSE_OPENERS]
+    if not openers or openers[-1] == len(tokens) - 1:
+        return []  # a post ending on the opener itself is the plain truncation check's
+    clause = tokens[openers[-1] + 1 :]
+    if len(clause) < 2 or any(token.tag in VERB_OR_MODAL for token in clause):
+        return []
+    return [
+        Finding("truncated", f"it stops inside a clause that never reaches its verb ({_quote(parts[-1][-60:])})", 3)
+    ]
+
+
 def read(caption: str) -> list[Finding]:
     """The tagger's grammar findings about a caption: the first broken sentence of each kind."""
-    found: list[Finding] = []
+    found: list[Finding] = open_clause_ending(caption)
     for check in (double_object, missing_verb):
         for sentence in sentences(prose(caption)):
             findings = check(sentence)

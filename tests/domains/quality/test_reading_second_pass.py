@@ -1,0 +1,102 @@
+"""The gate's second reading pass: a thread is measured part by part, an emoji can close a sentence, a clause
+cut before its verb is truncation, a sentence that restates another is repetition, motivational slogans are
+stock phrasing. Each check blocks its broken post and passes a close good one."""
+
+from __future__ import annotations
+
+from toolhost.domains.quality.scoring import PostInput, QualityResult, score_post
+
+
+def _score(caption: str, platform: str = "facebook") -> QualityResult:
+    return score_post(PostInput(caption=caption, platforms=(platform,)))
+
+
+def _detail(result: QualityResult, name: str) -> str:
+    return next(item.detail for item in result.categories if item.name == name)
+
+
+THREAD = (
+    "1/ We roasted the first batch of the new Colombian lot this morning, and it is the sweetest coffee we "
+    "have had in the shop all year.\n\n"
+    "2/ It comes from a washing station in Huila run by forty families. They ferment each lot for an extra "
+    "day, which gives it a cherry sweetness.\n\n"
+    "3/ It goes on sale Friday in 250 g bags. We will have it on the bar as a pour-over all weekend."
+)
+
+
+def test_a_numbered_thread_is_measured_tweet_by_tweet_and_passes() -> None:
+    result = _score(THREAD, "twitter")
+    assert result.passed
+    assert result.categories[2].score == 5
+
+
+def test_one_long_tweet_without_thread_numbers_is_still_over_the_limit() -> None:
+    result = _score(THREAD.replace("1/ ", "").replace("2/ ", "").replace("3/ ", "").replace("\n\n", " "), "twitter")
+    assert not result.passed
+    assert "over the Twitter limit" in _detail(result, "Platform Fit")
+
+
+def test_a_thread_part_over_the_limit_is_blocked() -> None:
+    long_part = "2/ " + "We weigh every bag by hand and seal it the same afternoon it is roasted. " * 5
+    result = _score(THREAD.replace("2/ ", long_part + " ", 1), "twitter")
+    assert not result.passed
+    assert "a part of the thread" in _detail(result, "Platform Fit")
+
+
+def test_an_emoji_after_the_last_word_closes_the_post() -> None:
+    result = _score(
+        "The farm stand opens Saturday at 8. We have the first strawberries of the year and plenty of asparagus 🍓"
+    )
+    assert result.passed
+    assert "no ending" not in _detail(result, "Message Clarity")
+
+
+def test_a_post_cut_inside_a_clause_before_its_verb_is_truncated() -> None:
+    result = _score(
+        "Flossing once a day removes plaque your toothbrush can't reach, especially between the back molars "
+        "where most of our adult patients"
+    )
+    assert not result.passed
+    assert "never reaches its verb" in _detail(result, "Message Clarity")
+
+
+def test_a_clause_that_has_its_verb_is_not_truncated() -> None:
+    result = _score(
+        "Flossing once a day removes plaque your toothbrush can't reach, especially between the back molars "
+        "where most of our adult patients miss a spot. Ask us to show you how at your next cleaning."
+    )
+    assert result.passed
+
+
+def test_a_sentence_that_restates_another_is_repetition() -> None:
+    result = _score(
+        "Our oat latte is made with local oat milk. Every oat latte we make uses local oat milk from the farm. "
+        "Order one at the counter on Saturday."
+    )
+    assert "says again what another said" in _detail(result, "Message Clarity")
+
+
+def test_sentences_that_share_a_subject_but_say_new_things_are_not_repetition() -> None:
+    result = _score(
+        "Our oat latte is made with local oat milk. The milk comes from Hill Farm, twelve miles north, and "
+        "arrives every Tuesday. Order one at the counter on Saturday."
+    )
+    assert result.passed
+    assert "says again" not in _detail(result, "Message Clarity")
+
+
+def test_motivational_slogans_are_stock_phrasing() -> None:
+    result = _score(
+        "Yoga is a journey. Every day is a new opportunity to become the best version of yourself. Embrace "
+        "the moment, trust the process, and remember that growth happens outside your comfort zone."
+    )
+    assert not result.passed
+    assert "trust the process" in _detail(result, "Novelty")
+
+
+def test_a_plain_yoga_class_post_passes() -> None:
+    result = _score(
+        "Our Tuesday 7 pm class is slow flow for beginners: long holds, blocks for everyone, and ten minutes "
+        "of rest at the end. Bring water; we have mats."
+    )
+    assert result.passed
