@@ -100,3 +100,32 @@ def test_a_plain_yoga_class_post_passes() -> None:
         "of rest at the end. Bring water; we have mats."
     )
     assert result.passed
+
+
+def test_thread_parts_numbered_at_their_end_on_separate_lines_fit_one_by_one() -> None:
+    parts = THREAD.replace("1/ ", "").replace("2/ ", "").replace("3/ ", "").split("\n\n")
+    thread = "\n".join(f"{part} ({number}/3)" for number, part in enumerate(parts, start=1))
+    assert _score(thread, "twitter").passed
+
+
+def test_paragraphs_on_a_short_post_platform_go_out_as_a_thread() -> None:
+    plain = THREAD.replace("1/ ", "").replace("2/ ", "").replace("3/ ", "")
+    assert _score(plain, "twitter").passed
+    assert _score(plain, "bluesky").passed
+
+
+def test_software_framing_of_a_consumer_product_costs_brand_alignment() -> None:
+    result = _score(
+        "Meet the roast that scales with you: our Colombian beans cut bottlenecks from your morning workflow."
+    )
+    assert not result.passed
+    assert "in software terms" in _detail(result, "Brand Alignment")
+
+
+def test_a_software_post_about_bakeries_is_in_its_own_trade() -> None:
+    result = _score(
+        "Crumble's new dashboard shows your flour and butter stock at a glance, and the app reorders before you "
+        "run out, so your bakery's workflow stays smooth."
+    )
+    assert "in software terms" not in _detail(result, "Brand Alignment")
+    assert result.passed

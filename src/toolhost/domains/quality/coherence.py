@@ -102,19 +102,39 @@ PLACEHOLDER = re.compile(
 # The placeholder words above count only in capitals ("on DATE"), the bracketed ones in any case.
 _CAPITAL_ONLY = re.compile(r"^(?:TODO|TBD|TBC|DATE|NAME|LINK|URL|PRODUCT|XYZ)$")
 # Vocabulary of software-business framing, which reads as a stranger's voice in a post about food, skin,
-# gear or money. Two distinct terms beside a consumer product is the signal.
+# gear, care or money. Two distinct terms beside a product of another trade is the signal.
 SOFTWARE_FRAMING = grammar.word_set(
     """
-    workflow workflows kpi kpis sprint sprints velocity stack churn deploy deploys deployment pipelines
-    saas onboard onboarding integrates integration integrations stakeholders scalable streamline
-    streamlines productivity roadmap backlog dashboard dashboards stand-up standups b2b synergy
+    workflow workflows kpi kpis okr okrs sprint sprints velocity stack churn deploy deploys deployment
+    deployed pipeline pipelines saas onboard onboarding integrates integration integrations stakeholders
+    scalable scale scales scaling streamline streamlines streamlined productivity roadmap backlog dashboard
+    dashboards stand-up standup standups b2b synergy roi uptime api apis automate automates automated
+    automation demo demos bottleneck bottlenecks bandwidth deliverables headcount sla slas seamlessly
+    frictionless enterprise enterprises conversions funnel funnels leads quarterly stakeholder optimise
+    optimize optimises optimizes reconciliation invoicing month-end crm users seats per-seat use-case
+    use-cases efficiency efficiencies
+    """
+)
+# What software is called when a post is about software, which a software brand's post names and a
+# stranger's framing of a loaf or a serum does not.
+SOFTWARE_PRODUCTS = grammar.word_set(
+    """
+    app apps software platform dashboard dashboards login feature features plugin release update updates
+    integration integrations tool tools account accounts inbox spreadsheet spreadsheets csv sync syncs synced
     """
 )
 CONSUMER_WORDS = grammar.word_set(
     """
-    loaf loaves bread sourdough dough croissant croissants bakery coffee beans espresso roast roasted brew
-    cream serum moisturiser moisturizer skin fragrance jacket jackets hike hiking trail curry recipe recipes
-    dinner dinners menu flour tea cake wine cheese soup fiduciary portfolio wealth estate pension
+    loaf loaves bread breads sourdough dough croissant croissants pastry pastries bakery bakeries baker
+    bagel bagels cake cakes cookie cookies muffin muffins scone scones rye baguette
+    coffee coffees beans espresso latte lattes cappuccino roast roasted roasts brew brews barista tea teas
+    beer beers ale lager wine wines cheese pizza burger burgers taco tacos soup salad chocolate dinner dinners
+    menu recipe recipes flour butter cream serum serums moisturiser moisturizer skin skincare lipstick
+    shampoo fragrance perfume candle candles jacket jackets sweater sweaters hoodie hoodies sneakers boots
+    denim linen wool tee tees hike hikes hiking trail trails tent tents bike bikes curry sauce spices
+    fiduciary portfolio wealth estate pension mortgage teeth tooth dental floss flossing cavity puppy
+    puppies kitten kittens dog dogs cat cats yoga pilates massage haircut haircuts plumbing boiler garden
+    gardens flowers bouquet bouquets florist sofa mattress pottery clay
     """
 )
 
@@ -540,7 +560,9 @@ def industry_mix(caption: str) -> list[Finding]:
     words = set(analysis.words(caption.lower()))
     software = words & SOFTWARE_FRAMING
     consumer = words & CONSUMER_WORDS
-    if len(software) >= 2 and consumer:
+    # A bakery-software post names its app and its bakeries' flour: that is its trade, not a stranger's.
+    about_software = words & (SOFTWARE_PRODUCTS - SOFTWARE_FRAMING)
+    if len(software) >= 2 and consumer and not about_software:
         return [
             Finding(
                 "industry_mix",

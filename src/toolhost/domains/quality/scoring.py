@@ -281,19 +281,26 @@ def score_clarity(caption: str, findings: list[Finding] | None = None) -> Catego
     return category
 
 
-# A thread announces itself: its parts are numbered ("1/", "2/5", "(3/4)") or its opening carries the thread
-# mark or says so ("A thread:", "🧵").
-THREAD_COUNTER = re.compile(r"^\s*\(?\d{1,2}\s?/\s?(?:\d{1,2})?\)?(?=\s)")
+# A thread announces itself: its parts are numbered at their start or end ("1/", "2/5", "(3/4)"), or its
+# opening carries the thread mark or says so ("A thread:", the spool emoji).
+THREAD_COUNTER = re.compile(r"^\s*\(?\d{1,2}\s?/\s?(?:\d{1,2})?\)?(?=\s)|\s\(?\d{1,2}\s?/\s?\d{1,2}\)?\s*$")
 THREAD_MARK = re.compile(r"\U0001f9f5|\b(?:a )?thread\b\s*(?::|\U0001f447|\u2193|$)", re.IGNORECASE)
+PART_BREAK = re.compile(r"\n\s*\n|\n\s*(?:-{3,}|\u2014{2,}|_{3,})\s*\n")
+# Platforms whose posts are short enough that a longer text goes out as a thread of posts.
+THREADING_LIMIT = 500
 
 
-def thread_parts(caption: str) -> list[str]:
-    """The posts a thread is published as, one per paragraph; a caption that is no thread is one part."""
-    paragraphs = [part.strip() for part in re.split(r"\n\s*\n", caption) if part.strip()]
+def thread_parts(caption: str, limit: int) -> list[str]:
+    """The posts a thread is published as; a caption that is no thread is one part. Numbered parts or a
+    thread mark make a thread anywhere; on a platform of short posts, paragraphs are its posts too."""
+    paragraphs = [part.strip() for part in PART_BREAK.split(caption) if part.strip()]
+    lines = [line.strip() for line in caption.splitlines() if line.strip()]
+    if sum(1 for line in lines if THREAD_COUNTER.search(line)) >= 2 and len(paragraphs) < len(lines):
+        paragraphs = lines  # numbered parts one per line, with no blank line between them
     if len(paragraphs) < 2:
         return [caption]
-    numbered = sum(1 for part in paragraphs if THREAD_COUNTER.match(part))
-    if numbered >= 2 or THREAD_MARK.search(paragraphs[0]):
+    numbered = sum(1 for part in paragraphs if THREAD_COUNTER.search(part))
+    if numbered >= 2 or THREAD_MARK.search(paragraphs[0]) or limit <= THREADING_LIMIT:
         return paragraphs
     return [caption]
 
@@ -306,7 +313,7 @@ def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[st
     tags = HASHTAG.findall(caption)
     name = rules.display_name
     # A thread goes out as its parts: each must fit the limit, not the whole.
-    parts = thread_parts(caption)
+    parts = thread_parts(caption, rules.caption_limit)
     longest = max(len(part) for part in parts)
     if longest > rules.caption_limit:
         where = "a part of the thread" if len(parts) > 1 else "the caption"
