@@ -12,7 +12,8 @@ def _score(caption: str, platform: str = "facebook") -> QualityResult:
 
 
 def _detail(result: QualityResult, name: str) -> str:
-    return next(item.detail for item in result.categories if item.name == name)
+    """The category's reasons in lower case: the first reason of a category opens its sentence with a capital."""
+    return next(item.detail for item in result.categories if item.name == name).lower()
 
 
 THREAD = (
@@ -33,7 +34,7 @@ def test_a_numbered_thread_is_measured_tweet_by_tweet_and_passes() -> None:
 def test_one_long_tweet_without_thread_numbers_is_still_over_the_limit() -> None:
     result = _score(THREAD.replace("1/ ", "").replace("2/ ", "").replace("3/ ", "").replace("\n\n", " "), "twitter")
     assert not result.passed
-    assert "over the Twitter limit" in _detail(result, "Platform Fit")
+    assert "over the twitter limit" in _detail(result, "Platform Fit")
 
 
 def test_a_thread_part_over_the_limit_is_blocked() -> None:
@@ -129,3 +130,67 @@ def test_a_software_post_about_bakeries_is_in_its_own_trade() -> None:
     )
     assert "in software terms" not in _detail(result, "Brand Alignment")
     assert result.passed
+
+
+def test_words_in_an_order_no_writer_types_are_garble() -> None:
+    result = _score("Our plumbers fix leaks fast. Call we today and ask for a free quote on you boiler.")
+    assert not result.passed
+    assert "subject pronoun stands where the verb's object belongs" in _detail(result, "Message Clarity")
+
+
+def test_a_possessive_with_no_noun_after_it_is_garble() -> None:
+    result = _score("Brew the fresh beans at home and roast our with every cup. Coffee for the weekend is here.")
+    assert "a determiner has no noun after it" in _detail(result, "Message Clarity")
+
+
+def test_a_relative_clause_without_its_verb_is_garble() -> None:
+    result = _score("Our bread is for the customers who the loaf every day. Come early on Saturday.")
+    assert "a relative clause has no verb" in _detail(result, "Message Clarity")
+
+
+def test_plain_sentences_with_reduced_relatives_and_clause_verbs_pass() -> None:
+    result = _score(
+        "Small fix we shipped today: every chart now has a table view. We think you will like it, and the "
+        "people who asked for it already do. Have a will? Bring it to the Tuesday clinic."
+    )
+    assert "subject pronoun" not in _detail(result, "Message Clarity")
+    assert "no noun after it" not in _detail(result, "Message Clarity")
+    assert result.passed
+
+
+def test_notes_and_labels_left_for_the_writer_are_leftovers() -> None:
+    for caption in (
+        "Caption: Fresh rye is back on Saturday, baked with flour from Hill Farm.",
+        "Our new oven is in! [photo of the new oven] We bake from 6 every morning.",
+        "We open at 8 on Saturday (check with Sam before posting) with rye and spelt.",
+    ):
+        assert "Message Clarity below threshold" in " ".join(_score(caption).blockers) or not _score(caption).passed
+
+
+def test_markup_left_in_the_text_is_a_leftover() -> None:
+    for caption in (
+        "Our <b>new</b> rye and spelt loaf is back on Saturday, baked with flour from Hill Farm.",
+        "Our *new* rye and spelt loaf is back on Saturday, baked with flour from Hill Farm.",
+    ):
+        assert "markdown is left in" in _detail(_score(caption), "Message Clarity")
+
+
+def test_a_photo_credit_in_parentheses_is_not_a_leftover() -> None:
+    result = _score("The team at Saturday's market (photo by Jane Lee). Thanks to everyone who came by for rye.")
+    assert "left in" not in _detail(result, "Message Clarity")
+    assert "note to the writer" not in _detail(result, "Message Clarity")
+
+
+def test_a_post_that_stops_on_a_comma_or_a_preposition_is_truncated() -> None:
+    for caption in (
+        "Doors open at 7 on Friday and the first hour is free for members of",
+        "Doors open at 7 on Friday and the first hour is free for members,",
+        "Doors open at 7 on Friday. The best part of the night is...",
+    ):
+        assert not _score(caption).passed
+
+
+def test_a_teaser_ellipsis_is_not_truncation() -> None:
+    result = _score("Doors open at 7 on Friday, and the first hour is free for members. Something new is coming...")
+    assert "stops" not in _detail(result, "Message Clarity")
+    assert "trails off" not in _detail(result, "Message Clarity")

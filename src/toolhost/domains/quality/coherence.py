@@ -39,6 +39,8 @@ OPEN_ENDINGS = grammar.word_set(
         which than takes makes gives brings includes requires lets puts
         """
 )
+# Prepositions a teaser never trails off on ("Doors open at..."), though a sentence may end on them.
+CUT_PREPOSITIONS = grammar.word_set("of with from for at to into onto between than including like such as")
 # A verb that cannot close a sentence without its complement ("Thursday is").
 AUXILIARIES = grammar.word_set("is are was were be been being am has have had will would can could should must shall")
 BEFORE_AFTER = re.compile(r"^(?:before|after|then|now|myth|fact|reality)\s*:", re.IGNORECASE)
@@ -65,11 +67,14 @@ ASSISTANT_TALK = re.compile(
 )
 BRIEF_LABEL = re.compile(
     r"(?im)^\s*(?:topic|audience|target audience|goal|objective|tone|platform|post idea|prompt|format|cta|"
-    r"call to action|brief|key message|word count|length)\s*:"
+    r"call to action|brief|key message|word count|length|caption|post copy|option \d|version \d|variation \d|"
+    r"hook|headline|body copy|hashtags|alt text|suggested image|suggested visual)\s*:"
 )
 BRIEF_ASIDE = re.compile(
-    r"\((?:keep|under|max|maximum|no more than|friendly|professional|casual|include|mention|add|insert|use)\b"
-    r"[^)]{0,80}\)",
+    r"\((?:keep|under|max|maximum|no more than|friendly|professional|casual|include|mention|add|insert|use|"
+    r"note to self|check with|confirm|verify|double-check|replace|swap in|tbd|todo)\b[^)]{0,80}\)|"
+    # a bracketed note where a picture or a tag was meant to go ("[photo of the new oven]")
+    r"\[(?:photo|image|picture|video|visual|graphic|gif|tag|add|insert|note)\b[^\]]{0,80}\]",
     re.IGNORECASE,
 )
 # Verbs a request to a writer starts with; pasted into a sentence where a noun belongs, they are echo.
@@ -90,13 +95,18 @@ MARKDOWN = (
     re.compile(r"\[[^\]\n]+\]\([^)\s]+\)"),
     re.compile(r"`[^`\n]+`"),
     re.compile(r"(?m)^\s*\*\s+\S"),
+    # emphasis in single marks, a fenced block, a quote marker, HTML tags and entities, an escaped line break
+    re.compile(r"(?<![\w*])\*[^*\s][^*\n]{0,60}[^*\s]\*(?![\w*])|(?<![\w_])_[^_\s][^_\n]{0,60}[^_\s]_(?![\w_])"),
+    re.compile(r"(?m)```|^\s{0,3}>\s+\S"),
+    re.compile(r"</?(?:b|i|p|br|strong|em|h[1-6]|ul|li|div|span|a)\b[^>]{0,40}>|&(?:amp|nbsp|quot|#\d{2,4});", re.I),
+    re.compile(r"\\n"),
 )
 PLACEHOLDER = re.compile(
     r"\[(?:[A-Z][A-Z0-9 _/&-]{1,40}|insert[^\]]{0,40}|your [^\]]{1,30}|(?:name|date|time|email|link|url|company|"
     r"product|location|price|role|title)[^\]]{0,20})\]|"
     r"\{\{[^}]{1,40}\}\}|\{[a-z_]{2,30}\}|<(?:link|url|name|date|time|insert[^>]{0,30}|product)>|"
     r"\b(?:lorem ipsum|tktk)\b|\b(?:TODO|TBD|TBC|XXX+)\b|[$\u00a3\u20ac]X{2,}|\bX{2,}\s?%|\bXYZ\b|"
-    r"\b(?:DATE|NAME|LINK|URL|PRODUCT)\b",
+    r"\b(?:DATE|NAME|LINK|URL|PRODUCT)\b|_{3,}|\[\s*\]|\(\s*\)|%s\b|\$\{\w+\}",
     re.IGNORECASE,
 )
 # The placeholder words above count only in capitals ("on DATE"), the bracketed ones in any case.
@@ -244,9 +254,12 @@ def truncation(caption: str) -> list[Finding]:
     markers = [(int(match.group(1)), match.end()) for match in LIST_MARKER.finditer(body)]
     if len(markers) >= 2 and markers[-1][1] == len(body) and markers[-1][0] == markers[-2][0] + 1:
         return [Finding("truncated", "it ends on an empty list item", 3)]
+    if body[-1] in ",-\u2013\u2014/&" and not body.endswith(("--", "\u2014\u2014")):
+        return [Finding("truncated", f'it stops on "{body[-1]}", mid-sentence', 3)]
     trailing = re.search(r"([A-Za-z']+)\s*(?:\.\.\.|\u2026)$", body)
     if trailing:
-        if trailing.group(1).lower() in grammar.DANGLING:
+        # "Something big is coming..." is a teaser; "...and the best part is..." was cut.
+        if trailing.group(1).lower() in grammar.DANGLING | AUXILIARIES | OPEN_ENDINGS | CUT_PREPOSITIONS:
             return [Finding("truncated", f'it trails off after "{trailing.group(1)}"', 3)]
         return []
     if body[-1] == ":":

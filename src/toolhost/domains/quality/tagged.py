@@ -163,6 +163,105 @@ def missing_verb(sentence: str) -> list[Finding]:
     ]
 
 
+POSSESSIVE_DETERMINERS = frozenset({"my", "our", "your", "their", "its"})
+ARTICLES = frozenset({"the", "a", "an"})
+# Words that never open the noun phrase an article or a possessive announces ("our with", "the of").
+NOT_AFTER_DETERMINER = frozenset(
+    """
+    of with for from at by into onto in on and or but nor we they i he she you it to is are was were the a
+    an our your their my its this these those
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+# Verbs after which a new clause starts without "that" ("we hope we see you", "I think they know"): a
+# subject pronoun after them is in its place.
+CLAUSE_TAKING_VERBS = frozenset(
+    """
+    think thinks thought know knows knew hope hopes hoped say says said feel feels felt guess guessed
+    believe believes believed bet bets wish wishes wished promise promises promised mean means meant figure
+    figured find finds found realise realised realize realized learn learned learnt notice noticed see sees
+    saw hear hears heard show shows showed suppose supposed remember remembered forget forgot agree agreed
+    decide decided imagine imagined guarantee guaranteed ensure ensured insist insisted expect expected
+    admit admitted doubt assume assumed understand understood reckon reckoned swear swore pretend pretended
+    trust trusted prove proved tell tells told ask asks asked wonder wondered care cared mind minded like
+    liked love loved
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+SUBJECT_PRONOUNS = frozenset({"we", "they", "he", "she", "i"})
+LEXICAL_VERB_TAGS = frozenset({"VB", "VBD", "VBZ", "VBP"})
+AUXILIARY_WORDS = frozenset(
+    """
+    be is are was were am been being do does did have has had will would can could should must may might shall
+    let
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+CLAUSE_BREAKS = frozenset({",", ";", ":", ".", "!", "?", "-", "(", ")", "and", "or", "but"})
+
+
+def scrambled_order(sentence: str) -> list[Finding]:
+    """Words in an order no writer types: a possessive or an article with no noun after it ("roast our with
+    every", "the of"), a subject pronoun where the verb's object belongs ("Call we today"), "you" where
+    "your" belongs after a preposition ("a quote on you boiler"), and a relative clause with no verb ("the
+    customers who the loaf every day"). Machine garble makes these; careful prose does not."""
+    tokens = tag(sentence)
+    for index, token in enumerate(tokens[:-1]):
+        following = tokens[index + 1]
+        lowered = token.lower
+        if (lowered in POSSESSIVE_DETERMINERS or lowered in ARTICLES and token.text != "A") and (
+            following.lower in NOT_AFTER_DETERMINER
+            and not (
+                following.lower in ("and", "or")
+                and index + 2 < len(tokens)
+                and tokens[index + 2].lower in POSSESSIVE_DETERMINERS
+            )
+        ):
+            return [_scrambled(sentence, token, following, "a determiner has no noun after it")]
+        # The tagger reads many nouns as verbs ("the fix we shipped"): only an imperative opening, a past or
+        # third-person form, or a verb after "to" or a modal is surely a verb here.
+        surely_verb = (
+            token.tag in ("VBD", "VBZ") or token.tag == "VB" and (index == 0 or tokens[index - 1].tag in ("TO", "MD"))
+        )
+        if (
+            surely_verb
+            and lowered not in AUXILIARY_WORDS
+            and lowered not in CLAUSE_TAKING_VERBS
+            and following.lower in SUBJECT_PRONOUNS
+            and following.text != "I"
+        ):
+            return [_scrambled(sentence, token, following, "a subject pronoun stands where the verb's object belongs")]
+        if (
+            token.tag == "IN"
+            and following.lower == "you"
+            and index + 2 < len(tokens)
+            and tokens[index + 2].tag == "NN"
+            and tokens[index + 2].text.isalpha()
+            and tokens[index + 2].lower not in TIME_NOUNS | {"guys", "all", "lot", "today", "tonight", "tomorrow"}
+            and not grammar.verb_readings(tokens[index + 2].lower)
+        ):
+            return [_scrambled(sentence, following, tokens[index + 2], '"you" stands where "your" belongs')]
+        if token.tag in ("WP", "WDT") and lowered in ("who", "which") and index > 0:
+            clause: list[Token] = []
+            for later in tokens[index + 1 :]:
+                if later.lower in CLAUSE_BREAKS:
+                    break
+                clause.append(later)
+            # A word the tagger took for a noun may be the verb ("who like each other", "which works out"),
+            # unless an article or a possessive stands before it.
+            verb_like = [
+                later
+                for position, later in enumerate(clause)
+                if later.tag in VERB_OR_MODAL
+                or grammar.verb_readings(later.lower)
+                and (position == 0 or clause[position - 1].tag not in ("DT", "PRP$"))
+            ]
+            if len(clause) >= 2 and not verb_like:
+                return [_scrambled(sentence, token, clause[-1], "a relative clause has no verb")]
+    return []
+
+
+def _scrambled(sentence: str, first: Token, last: Token, label: str) -> Finding:
+    return Finding("stitched", f"{label} ({_quote(sentence[first.start : last.end])} in {_quote(sentence, 90)})", 2.5)
+
+
 def vagueness(caption: str, brand_name: str = "") -> list[Finding]:
     """A post that names nothing a reader could check, or talks in values and feelings ("impact is a team
     sport", "Creativity lives here"). A short post that names a thing ("Sunday loaves, still warm.") is not
@@ -200,6 +299,7 @@ def vagueness(caption: str, brand_name: str = "") -> list[Finding]:
 CLAUSE_OPENERS = frozenset(
     {"where", "when", "which", "who", "whose", "because", "if", "while", "until", "unless", "although", "whereas"}
 )
+CUT_AFTER_NOUN = frozenset({"of", "with", "from", "at", "into", "onto", "between", "than", "including", "the", "a"})
 VERB_OR_MODAL = frozenset({"VB", "VBP", "VBZ", "VBD", "VBN", "VBG", "MD"})
 # An end mark, or an emoji or hashtag standing where one would be: the post ended on purpose.
 CLOSED_ENDING = re.compile(r"[.!?)\"'\u201d\u2019;\u2026]\s*$|[\U0001f300-\U0001faff\u2600-\u27bf\ufe0f#]")
@@ -216,6 +316,14 @@ def open_clause_ending(caption: str) -> list[Finding]:
     if not parts:
         return []
     tokens = tag(parts[-1])
+    # "...a bag of", "...ready in time for": a noun then a preposition with nothing after it
+    if (
+        len(tokens) >= 3
+        and tokens[-1].lower in CUT_AFTER_NOUN
+        and tokens[-2].tag in ("NN", "NNS", "CD", "DT")
+        and tokens[-3].tag not in ("WP", "WDT", "WRB")
+    ):
+        return [Finding("truncated", f"it stops on a preposition with nothing after it ({_quote(parts[-1][-40:])})", 3)]
     openers = [index for index, token in enumerate(tokens) if token.lower in CLAUSE_OPENERS]
     if not openers or openers[-1] == len(tokens) - 1:
         return []  # a post ending on the opener itself is the plain truncation check's
@@ -230,7 +338,7 @@ def open_clause_ending(caption: str) -> list[Finding]:
 def read(caption: str) -> list[Finding]:
     """The tagger's grammar findings about a caption: the first broken sentence of each kind."""
     found: list[Finding] = open_clause_ending(caption)
-    for check in (double_object, missing_verb):
+    for check in (double_object, missing_verb, scrambled_order):
         for sentence in sentences(prose(caption)):
             findings = check(sentence)
             if findings:
