@@ -356,7 +356,8 @@ def repetition(caption: str) -> list[Finding]:
         found.append(Finding("keyword_stuffing", stuffed, 2.5))
     echoed = _restated_sentence(text)
     if echoed and not repeated:
-        found.append(Finding("repetition", f"a sentence says again what another said ({_quote(echoed, 50)})", 2))
+        # A long post may come back to its opening on purpose: this lowers the score without blocking alone.
+        found.append(Finding("repetition", f"a sentence says again what another said ({_quote(echoed, 50)})", 1.5))
     openings = Counter(" ".join(part.split()[:2]) for part in parts if len(part.split()) >= 3)
     if openings and openings.most_common(1)[0][1] >= 3:
         found.append(Finding("repetition", "three sentences or more open the same way", 1))

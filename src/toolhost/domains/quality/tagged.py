@@ -183,7 +183,7 @@ CLAUSE_TAKING_VERBS = frozenset(
     decide decided imagine imagined guarantee guaranteed ensure ensured insist insisted expect expected
     admit admitted doubt assume assumed understand understood reckon reckoned swear swore pretend pretended
     trust trusted prove proved tell tells told ask asks asked wonder wondered care cared mind minded like
-    liked love loved
+    liked love loved seem seems seemed appear appears appeared
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 SUBJECT_PRONOUNS = frozenset({"we", "they", "he", "she", "i"})
