@@ -194,3 +194,27 @@ def test_a_teaser_ellipsis_is_not_truncation() -> None:
     result = _score("Doors open at 7 on Friday, and the first hour is free for members. Something new is coming...")
     assert "stops" not in _detail(result, "Message Clarity")
     assert "trails off" not in _detail(result, "Message Clarity")
+
+
+def test_shuffled_words_are_garble() -> None:
+    for caption in (
+        "Most bikes come back in two days. This summer we fitted forty bikes through research the. Call us.",
+        "Our spring tune-ups are back. Most bikes come back in Most two days after we see them.",
+        "Eight hundred pounds of malt, a pounds of yeast and a brewer who has been up since 4 a.m.",
+        "Blocks are for people who the could pose. They bring the floor closer.",
+        "A willingness to the bottle feeding is all you need. We provide the food and the litter.",
+        "Our orders could the arrive on Friday. We will email you when they ship.",
+    ):
+        detail = _detail(_score(caption), "Message Clarity")
+        assert 'in "' in detail, caption
+
+
+def test_names_plurals_that_modify_and_clause_openings_are_not_garble() -> None:
+    result = _score(
+        "Stop by The Daily Grind on Friday: a sports club from Bao Down folks is hosting a sales call workshop. "
+        "Our advisers are happy to answer any questions. To each their own."
+    )
+    detail = _detail(result, "Message Clarity")
+    assert "capital stands" not in detail
+    assert "before a plural" not in detail
+    assert "needs a verb" not in detail

@@ -194,6 +194,36 @@ AUXILIARY_WORDS = frozenset(
     let
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
+# Nouns and adjectives an infinitive follows ("a willingness to help", "able to come"): "to" after them
+# opens a verb, never "the" or "our" ("a willingness to the bottle feeding").
+INFINITIVE_TAKERS = frozenset(
+    """
+    willingness ability inability eagerness readiness effort efforts attempt attempts decision desire
+    tendency urge courage able unable willing unwilling eager likely unlikely ready happy excited keen
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+# Modals the tagger cannot read as nouns ("ca" is "can't" split): an article before them is garble.
+NEVER_NOUN_MODALS = frozenset({"could", "would", "should", "might", "shall", "ca", "wo"})
+# Plural-looking nouns "a" stands before in good English ("a series", "a means").
+SINGULAR_IN_S = frozenset({"series", "means", "species", "news", "thanks", "lens", "bus", "gas", "plus", "bonus"})
+# Function words that, capitalised between two lower-case words, are no name's part but a shuffled
+# sentence's opening ("in Most two days", "on the Six copies shelf").
+FUNCTION_WORDS = frozenset(
+    """
+    the a an our your their my his its this these those most many some every each all both with without and
+    or but for from of in on at by to into we they you he she it two three four five six seven eight nine ten
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+# Words a sentence never ends on before its end mark ("...through the research experience program. the")
+NEVER_LAST = frozenset({"the", "a", "an", "our", "your", "their", "my", "and", "or", "every", "its"})
+# Words the tagger tags IN that open a clause, after which "you" is a subject ("if you lack").
+SUBORDINATORS = frozenset(
+    """
+    if because while when whenever as than since though although unless until whether that so once before
+    after like whereas where
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+BE_FORMS = frozenset({"is", "are", "was", "were", "am"})
 CLAUSE_BREAKS = frozenset({",", ";", ":", ".", "!", "?", "-", "(", ")", "and", "or", "but"})
 
 
@@ -203,11 +233,42 @@ def scrambled_order(sentence: str) -> list[Finding]:
     "your" belongs after a preposition ("a quote on you boiler"), and a relative clause with no verb ("the
     customers who the loaf every day"). Machine garble makes these; careful prose does not."""
     tokens = tag(sentence)
+    words = [token for token in tokens if token.text[:1].isalnum()]
+    if len(words) >= 3 and words[-1].lower in NEVER_LAST and tokens[-1].text in (".", "!", "?"):
+        return [_scrambled(sentence, words[-2], tokens[-1], "the sentence ends on a word that opens a phrase")]
+    for index, word in enumerate(words[1:-1], start=1):
+        if (
+            word.text[:1].isupper()
+            and word.text[1:].islower()
+            and word.lower in FUNCTION_WORDS
+            and words[index - 1].text.islower()
+            and words[index + 1].text.islower()
+            and word.start > 0
+            and sentence[word.start - 1] == " "
+            and sentence[words[index - 1].end : word.start] == " "
+        ):
+            return [_scrambled(sentence, words[index - 1], words[index + 1], "a capital stands mid-sentence")]
     for index, token in enumerate(tokens[:-1]):
         following = tokens[index + 1]
         lowered = token.lower
-        if (lowered in POSSESSIVE_DETERMINERS or lowered in ARTICLES and token.text != "A") and (
+        # "a sports club", "a sales call": a plural noun modifying the next noun is good English
+        after = tokens[index + 2] if index + 2 < len(tokens) else None
+        if (
+            lowered in ("a", "an")
+            and following.tag == "NNS"
+            and following.lower.endswith("s")
+            and following.lower not in SINGULAR_IN_S
+            and (after is None or after.tag in ("IN", "DT", "CC", ".", ",", ":", "TO"))
+        ):
+            return [_scrambled(sentence, token, following, '"a" stands before a plural')]
+        if lowered in ARTICLES and following.lower in NEVER_NOUN_MODALS:
+            return [_scrambled(sentence, token, following, "a determiner has no noun after it")]
+        if lowered == "every" and following.lower in SUBJECT_PRONOUNS | ARTICLES | POSSESSIVE_DETERMINERS | {"you"}:
+            return [_scrambled(sentence, token, following, "a determiner has no noun after it")]
+        capital_a = token.text == "A" and (index > 0 or following.lower == "to")
+        if (lowered in POSSESSIVE_DETERMINERS or lowered in ARTICLES and not capital_a) and (
             following.lower in NOT_AFTER_DETERMINER
+            and following.text[:1].islower()  # "the OR pattern": a word in capitals is a name
             and not (
                 following.lower in ("and", "or")
                 and index + 2 < len(tokens)
@@ -215,6 +276,24 @@ def scrambled_order(sentence: str) -> list[Finding]:
             )
         ):
             return [_scrambled(sentence, token, following, "a determiner has no noun after it")]
+        if (
+            token.tag == "MD"
+            and index > 0
+            and tokens[index - 1].tag not in ("DT", "PRP$", "JJ")
+            and following.tag in ("DT", "PRP$")
+            and following.lower not in ("that", "all", "both", "each", "either", "neither", "no")
+            and not grammar.verb_readings(following.lower)  # the tagger reads "like" as a preposition
+        ):
+            return [_scrambled(sentence, token, following, "a modal has no verb after it")]
+        if (
+            lowered == "to"
+            and index > 0
+            and tokens[index - 1].lower in INFINITIVE_TAKERS
+            and following.lower in ARTICLES | POSSESSIVE_DETERMINERS
+        ):
+            return [_scrambled(sentence, tokens[index - 1], following, '"to" needs a verb here')]
+        if lowered in BE_FORMS and following.lower in BE_FORMS and following.lower != lowered:
+            return [_scrambled(sentence, token, following, "two verbs stand where one belongs")]
         # The tagger reads many nouns as verbs ("the fix we shipped"): only an imperative opening, a past or
         # third-person form, or a verb after "to" or a modal is surely a verb here.
         surely_verb = (
@@ -230,6 +309,7 @@ def scrambled_order(sentence: str) -> list[Finding]:
             return [_scrambled(sentence, token, following, "a subject pronoun stands where the verb's object belongs")]
         if (
             token.tag == "IN"
+            and token.lower not in SUBORDINATORS
             and following.lower == "you"
             and index + 2 < len(tokens)
             and tokens[index + 2].tag == "NN"
@@ -250,6 +330,9 @@ def scrambled_order(sentence: str) -> list[Finding]:
                 later
                 for position, later in enumerate(clause)
                 if later.tag in VERB_OR_MODAL
+                # "which defaults to", "which default to": right after "which", a noun reading is the verb's
+                or position == 0
+                and later.tag in ("NN", "NNS")
                 or grammar.verb_readings(later.lower)
                 and (position == 0 or clause[position - 1].tag not in ("DT", "PRP$"))
             ]
