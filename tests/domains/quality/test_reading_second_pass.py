@@ -218,3 +218,13 @@ def test_names_plurals_that_modify_and_clause_openings_are_not_garble() -> None:
     assert "capital stands" not in detail
     assert "before a plural" not in detail
     assert "needs a verb" not in detail
+
+
+def test_questions_that_put_the_subject_after_a_modal_are_not_garble() -> None:
+    result = _score(
+        "We cut our weekly meetings from five to two last quarter. How could the rest of the company do the "
+        "same? What would this mean for your team? We are at a crossroads, and here is a pros and cons list."
+    )
+    assert "no verb after it" not in _detail(result, "Message Clarity")
+    assert "before a plural" not in _detail(result, "Message Clarity")
+    assert result.passed

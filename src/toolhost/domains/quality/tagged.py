@@ -251,14 +251,16 @@ def scrambled_order(sentence: str) -> list[Finding]:
     for index, token in enumerate(tokens[:-1]):
         following = tokens[index + 1]
         lowered = token.lower
-        # "a sports club", "a sales call": a plural noun modifying the next noun is good English
+        # Only "a pounds of" is surely garble: "a sports club", "at a crossroads.", "a pros and cons list" and
+        # "a kudos to" are good English with a plural-looking word after "a".
         after = tokens[index + 2] if index + 2 < len(tokens) else None
         if (
             lowered in ("a", "an")
             and following.tag == "NNS"
             and following.lower.endswith("s")
             and following.lower not in SINGULAR_IN_S
-            and (after is None or after.tag in ("IN", "DT", "CC", ".", ",", ":", "TO"))
+            and after is not None
+            and after.lower == "of"
         ):
             return [_scrambled(sentence, token, following, '"a" stands before a plural')]
         if lowered in ARTICLES and following.lower in NEVER_NOUN_MODALS:
@@ -277,9 +279,11 @@ def scrambled_order(sentence: str) -> list[Finding]:
         ):
             return [_scrambled(sentence, token, following, "a determiner has no noun after it")]
         if (
+            # after its subject ("we will the"); a question puts the subject after the modal ("How can this help?")
             token.tag == "MD"
             and index > 0
-            and tokens[index - 1].tag not in ("DT", "PRP$", "JJ")
+            and tokens[index - 1].tag in ("PRP", "NN", "NNS", "NNP")
+            and not sentence.rstrip().endswith("?")
             and following.tag in ("DT", "PRP$")
             and following.lower not in ("that", "all", "both", "each", "either", "neither", "no")
             and not grammar.verb_readings(following.lower)  # the tagger reads "like" as a preposition
