@@ -228,3 +228,19 @@ def test_questions_that_put_the_subject_after_a_modal_are_not_garble() -> None:
     assert "no verb after it" not in _detail(result, "Message Clarity")
     assert "before a plural" not in _detail(result, "Message Clarity")
     assert result.passed
+
+
+def test_a_thread_written_one_post_per_line_fits_line_by_line() -> None:
+    parts = THREAD.replace("1/ ", "").replace("2/ ", "").replace("3/ ", "").split("\n\n")
+    assert _score("\n".join(parts), "twitter").passed
+    assert not _score(" ".join(parts), "twitter").passed
+
+
+def test_a_long_opening_sentence_is_slower_but_does_not_block_alone() -> None:
+    opening = (
+        "New paper from our lab in Marine Ecology Progress Series: eelgrass meadows in the north bay lost about "
+        "30% of their area between 2016 and 2022, with the steepest declines in shallow beds."
+    )
+    result = _score(opening + " The full text is free to read until March.")
+    assert "long" in _detail(result, "Hook Strength")
+    assert result.passed

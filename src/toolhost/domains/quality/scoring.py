@@ -198,8 +198,11 @@ def score_hook(caption: str, findings: list[Finding] | None = None) -> Category:
         category.move(0.5, f"its length ({len(words)} words) reads at a glance")
     elif len(words) < 3 and len(_words(caption)) < 8:
         category.move(-1.5, f"it is too short ({len(words)} words) to say anything")
-    elif len(words) > 30:
+    elif len(words) > 40:
         category.move(-1.5, f"it is too long ({len(words)} words) to read at a glance")
+    elif len(words) > 30:
+        # A long opening sentence is slower, not unpublishable: alone, it does not block.
+        category.move(-0.5, f"it is long ({len(words)} words) for an opening line")
     opening = hook.lower().replace("’", "'")
     openers = [opener for opener in lexicon.HOOK_CLICHE_OPENERS if opening.startswith(opener)]
     if openers:
@@ -292,15 +295,18 @@ THREADING_LIMIT = 500
 
 def thread_parts(caption: str, limit: int) -> list[str]:
     """The posts a thread is published as; a caption that is no thread is one part. Numbered parts or a
-    thread mark make a thread anywhere; on a platform of short posts, paragraphs are its posts too."""
+    thread mark make a thread anywhere; on a platform of short posts, paragraphs (or lines, when there is no
+    blank line) are its posts too."""
     paragraphs = [part.strip() for part in PART_BREAK.split(caption) if part.strip()]
     lines = [line.strip() for line in caption.splitlines() if line.strip()]
-    if sum(1 for line in lines if THREAD_COUNTER.search(line)) >= 2 and len(paragraphs) < len(lines):
-        paragraphs = lines  # numbered parts one per line, with no blank line between them
+    short_posts = limit <= THREADING_LIMIT
+    numbered_lines = sum(1 for line in lines if THREAD_COUNTER.search(line)) >= 2
+    if (numbered_lines or short_posts) and len(paragraphs) < 2 <= len(lines):
+        paragraphs = lines  # one post per line, with no blank line between them
     if len(paragraphs) < 2:
         return [caption]
     numbered = sum(1 for part in paragraphs if THREAD_COUNTER.search(part))
-    if numbered >= 2 or THREAD_MARK.search(paragraphs[0]) or limit <= THREADING_LIMIT:
+    if numbered >= 2 or THREAD_MARK.search(paragraphs[0]) or short_posts:
         return paragraphs
     return [caption]
 
