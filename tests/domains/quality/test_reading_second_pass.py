@@ -244,3 +244,24 @@ def test_a_long_opening_sentence_is_slower_but_does_not_block_alone() -> None:
     result = _score(opening + " The full text is free to read until March.")
     assert "long" in _detail(result, "Hook Strength")
     assert result.passed
+
+
+def test_unfilled_slots_in_braces_angles_and_parentheses_are_placeholders() -> None:
+    for caption in (
+        "Join us at {Event Name} on Saturday for rye, coffee and a tour of the ovens.",
+        "Hello from <Company Name>! Our rye is back on Saturday, baked with flour from Hill Farm.",
+        "Call us on (phone) to book your place at Saturday's bread class.",
+        "Doors open at XX:XX on Friday for the first bake of the season.",
+    ):
+        assert "placeholder" in _detail(_score(caption), "Message Clarity"), caption
+
+
+def test_talk_to_whoever_asked_for_the_post_is_instruction_echo() -> None:
+    result = _score("Below is a short caption for the launch. Our rye is back on Saturday, baked at 6.")
+    assert "talks to whoever asked for it" in _detail(result, "Message Clarity")
+    assert not result.passed
+
+
+def test_a_post_that_trails_off_after_a_preposition_is_truncated_and_a_teaser_is_not() -> None:
+    assert not _score("Our winter menu is ready, and the first tasting night is on…").passed
+    assert "trails off" not in _detail(_score("Our winter menu is ready. Something new is coming…"), "Message Clarity")

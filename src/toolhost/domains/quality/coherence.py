@@ -40,7 +40,10 @@ OPEN_ENDINGS = grammar.word_set(
         """
 )
 # Prepositions a teaser never trails off on ("Doors open at..."), though a sentence may end on them.
-CUT_PREPOSITIONS = grammar.word_set("of with from for at to into onto between than including like such as")
+CUT_PREPOSITIONS = grammar.word_set(
+    "of with from for at to into onto between than including like such as on in by about during until before "
+    "after over around across through via without within"
+)
 # A verb that cannot close a sentence without its complement ("Thursday is").
 AUXILIARIES = grammar.word_set("is are was were be been being am has have had will would can could should must shall")
 BEFORE_AFTER = re.compile(r"^(?:before|after|then|now|myth|fact|reality)\s*:", re.IGNORECASE)
@@ -62,7 +65,12 @@ ASSISTANT_TALK = re.compile(
     r"\bhere(?:'s| is) (?:a|an|your) (?:[\w-]+ ){0,3}(?:post|caption|tweet|draft|version)"
     r"(?: for| about| that| you|:)|"
     r"\blet me know if you(?:'d| would)? (?:like|want|need)\b|\bfeel free to (?:adjust|edit|tweak|change)\b|"
-    r"\bas an ai\b|\bi hope this helps\b|\b(?:word|character) count\b",
+    r"\bas an ai\b|\bi hope this helps\b|\b(?:word|character) count\b|"
+    r"\b(?:below|above) (?:is|are) (?:a|an|the|some|your) (?:[\w-]+ ){0,3}"
+    r"(?:post|caption|tweet|draft|version|option)s?\b|"
+    r"\bhere are (?:some|a few|\w+) (?:[\w-]+ ){0,2}(?:captions|posts|tweets|options|versions|hashtags)\b|"
+    r"\bi(?:'ve| have) (?:written|drafted|created|put together) (?:a|an|this|the|your)\b|"
+    r"^\s*(?:in )?this (?:post|caption|tweet|thread|draft) (?:is|will|highlights|focuses|announces|covers)\b",
     re.IGNORECASE,
 )
 BRIEF_LABEL = re.compile(
@@ -106,11 +114,13 @@ PLACEHOLDER = re.compile(
     r"product|location|price|role|title)[^\]]{0,20})\]|"
     r"\{\{[^}]{1,40}\}\}|\{[a-z_]{2,30}\}|<(?:link|url|name|date|time|insert[^>]{0,30}|product)>|"
     r"\b(?:lorem ipsum|tktk)\b|\b(?:TODO|TBD|TBC|XXX+)\b|[$\u00a3\u20ac]X{2,}|\bX{2,}\s?%|\bXYZ\b|"
-    r"\b(?:DATE|NAME|LINK|URL|PRODUCT)\b|_{3,}|\[\s*\]|\(\s*\)|%s\b|\$\{\w+\}",
+    r"\b(?:DATE|NAME|LINK|URL|PRODUCT|INSERT)\b|_{3,}|\[\s*\]|\(\s*\)|%s\b|\$\{\w+\}|\{[\w ]{2,30}\}|"
+    r"<(?:your|company|brand|business|first|last|customer|client|city|event)[\w ]{0,30}>|"
+    r"\((?:link|url|date|time|name|price|location|phone|email)(?: here)?\)|\bX{1,2}[/:.]X{2}\b",
     re.IGNORECASE,
 )
 # The placeholder words above count only in capitals ("on DATE"), the bracketed ones in any case.
-_CAPITAL_ONLY = re.compile(r"^(?:TODO|TBD|TBC|DATE|NAME|LINK|URL|PRODUCT|XYZ)$")
+_CAPITAL_ONLY = re.compile(r"^(?:TODO|TBD|TBC|DATE|NAME|LINK|URL|PRODUCT|INSERT|XYZ)$")
 # Vocabulary of software-business framing, which reads as a stranger's voice in a post about food, skin,
 # gear, care or money. Two distinct terms beside a product of another trade is the signal.
 SOFTWARE_FRAMING = grammar.word_set(
