@@ -90,6 +90,11 @@ def holdout() -> None:
     )
     for (kind, way), count in sorted(misses.items()):
         print(f"  missed {count:3d}  kind={kind}  ({way})")
+    # Scored again with each post's brand as a thin profile, when the set names one (aggregates only).
+    branded = sum(1 for row in rows if isinstance(row.get("brand"), str))
+    if branded:
+        print(f"with the brand's thin profile ({branded} posts name a brand)")
+        _figures(rows, [_score(row, with_brand=True) for row in rows])
 
 
 def in_measuring_half(row: dict[str, Any]) -> bool:

@@ -39,6 +39,11 @@ OPEN_ENDINGS = grammar.word_set(
         which than takes makes gives brings includes requires lets puts
         """
 )
+# Prepositions a teaser never trails off on ("Doors open at..."), though a sentence may end on them.
+CUT_PREPOSITIONS = grammar.word_set(
+    "of with from for at to into onto between than including like such as on in by about during until before "
+    "after over around across through via without within"
+)
 # A verb that cannot close a sentence without its complement ("Thursday is").
 AUXILIARIES = grammar.word_set("is are was were be been being am has have had will would can could should must shall")
 BEFORE_AFTER = re.compile(r"^(?:before|after|then|now|myth|fact|reality)\s*:", re.IGNORECASE)
@@ -60,16 +65,24 @@ ASSISTANT_TALK = re.compile(
     r"\bhere(?:'s| is) (?:a|an|your) (?:[\w-]+ ){0,3}(?:post|caption|tweet|draft|version)"
     r"(?: for| about| that| you|:)|"
     r"\blet me know if you(?:'d| would)? (?:like|want|need)\b|\bfeel free to (?:adjust|edit|tweak|change)\b|"
-    r"\bas an ai\b|\bi hope this helps\b|\b(?:word|character) count\b",
+    r"\bas an ai\b|\bi hope this helps\b|\b(?:word|character) count\b|"
+    r"\b(?:below|above) (?:is|are) (?:a|an|the|some|your) (?:[\w-]+ ){0,3}"
+    r"(?:post|caption|tweet|draft|version|option)s?\b|"
+    r"\bhere are (?:some|a few|\w+) (?:[\w-]+ ){0,2}(?:captions|posts|tweets|options|versions|hashtags)\b|"
+    r"\bi(?:'ve| have) (?:written|drafted|created|put together) (?:a|an|this|the|your)\b|"
+    r"^\s*(?:in )?this (?:post|caption|tweet|thread|draft) (?:is|will|highlights|focuses|announces|covers)\b",
     re.IGNORECASE,
 )
 BRIEF_LABEL = re.compile(
     r"(?im)^\s*(?:topic|audience|target audience|goal|objective|tone|platform|post idea|prompt|format|cta|"
-    r"call to action|brief|key message|word count|length)\s*:"
+    r"call to action|brief|key message|word count|length|caption|post copy|option \d|version \d|variation \d|"
+    r"hook|headline|body copy|hashtags|alt text|suggested image|suggested visual)\s*:"
 )
 BRIEF_ASIDE = re.compile(
-    r"\((?:keep|under|max|maximum|no more than|friendly|professional|casual|include|mention|add|insert|use)\b"
-    r"[^)]{0,80}\)",
+    r"\((?:keep|under|max|maximum|no more than|friendly|professional|casual|include|mention|add|insert|use|"
+    r"note to self|check with|confirm|verify|double-check|replace|swap in|tbd|todo)\b[^)]{0,80}\)|"
+    # a bracketed note where a picture or a tag was meant to go ("[photo of the new oven]")
+    r"\[(?:photo|image|picture|video|visual|graphic|gif|tag|add|insert|note)\b[^\]]{0,80}\]",
     re.IGNORECASE,
 )
 # Verbs a request to a writer starts with; pasted into a sentence where a noun belongs, they are echo.
@@ -90,31 +103,58 @@ MARKDOWN = (
     re.compile(r"\[[^\]\n]+\]\([^)\s]+\)"),
     re.compile(r"`[^`\n]+`"),
     re.compile(r"(?m)^\s*\*\s+\S"),
+    # emphasis in single marks, a fenced block, a quote marker, HTML tags and entities, an escaped line break
+    re.compile(r"(?<![\w*])\*[^*\s][^*\n]{0,60}[^*\s]\*(?![\w*])|(?<![\w_])_[^_\s][^_\n]{0,60}[^_\s]_(?![\w_])"),
+    re.compile(r"(?m)```|^\s{0,3}>\s+\S"),
+    re.compile(r"</?(?:b|i|p|br|strong|em|h[1-6]|ul|li|div|span|a)\b[^>]{0,40}>|&(?:amp|nbsp|quot|#\d{2,4});", re.I),
+    re.compile(r"\\n"),
 )
 PLACEHOLDER = re.compile(
     r"\[(?:[A-Z][A-Z0-9 _/&-]{1,40}|insert[^\]]{0,40}|your [^\]]{1,30}|(?:name|date|time|email|link|url|company|"
     r"product|location|price|role|title)[^\]]{0,20})\]|"
     r"\{\{[^}]{1,40}\}\}|\{[a-z_]{2,30}\}|<(?:link|url|name|date|time|insert[^>]{0,30}|product)>|"
     r"\b(?:lorem ipsum|tktk)\b|\b(?:TODO|TBD|TBC|XXX+)\b|[$\u00a3\u20ac]X{2,}|\bX{2,}\s?%|\bXYZ\b|"
-    r"\b(?:DATE|NAME|LINK|URL|PRODUCT)\b",
+    r"\b(?:DATE|NAME|LINK|URL|PRODUCT|INSERT)\b|_{3,}|\[\s*\]|\(\s*\)|%s\b|\$\{\w+\}|\{[\w ]{2,30}\}|"
+    r"<(?:your|company|brand|business|first|last|customer|client|city|event)[\w ]{0,30}>|"
+    r"\((?:link|url|date|time|name|price|location|phone|email)(?: here)?\)|\bX{1,2}[/:.]X{2}\b",
     re.IGNORECASE,
 )
 # The placeholder words above count only in capitals ("on DATE"), the bracketed ones in any case.
-_CAPITAL_ONLY = re.compile(r"^(?:TODO|TBD|TBC|DATE|NAME|LINK|URL|PRODUCT|XYZ)$")
+_CAPITAL_ONLY = re.compile(r"^(?:TODO|TBD|TBC|DATE|NAME|LINK|URL|PRODUCT|INSERT|XYZ)$")
 # Vocabulary of software-business framing, which reads as a stranger's voice in a post about food, skin,
-# gear or money. Two distinct terms beside a consumer product is the signal.
+# gear, care or money. Two distinct terms beside a product of another trade is the signal.
 SOFTWARE_FRAMING = grammar.word_set(
     """
-    workflow workflows kpi kpis sprint sprints velocity stack churn deploy deploys deployment pipelines
-    saas onboard onboarding integrates integration integrations stakeholders scalable streamline
-    streamlines productivity roadmap backlog dashboard dashboards stand-up standups b2b synergy
+    workflow workflows kpi kpis okr okrs sprint sprints velocity stack churn deploy deploys deployment
+    deployed pipeline pipelines saas onboard onboarding integrates integration integrations stakeholders
+    scalable scale scales scaling streamline streamlines streamlined productivity roadmap backlog dashboard
+    dashboards stand-up standup standups b2b synergy roi uptime api apis automate automates automated
+    automation demo demos bottleneck bottlenecks bandwidth deliverables headcount sla slas seamlessly
+    frictionless enterprise enterprises conversions funnel funnels leads quarterly stakeholder optimise
+    optimize optimises optimizes reconciliation invoicing month-end crm users seats per-seat use-case
+    use-cases efficiency efficiencies
+    """
+)
+# What software is called when a post is about software, which a software brand's post names and a
+# stranger's framing of a loaf or a serum does not.
+SOFTWARE_PRODUCTS = grammar.word_set(
+    """
+    app apps software platform dashboard dashboards login feature features plugin release update updates
+    integration integrations tool tools account accounts inbox spreadsheet spreadsheets csv sync syncs synced
     """
 )
 CONSUMER_WORDS = grammar.word_set(
     """
-    loaf loaves bread sourdough dough croissant croissants bakery coffee beans espresso roast roasted brew
-    cream serum moisturiser moisturizer skin fragrance jacket jackets hike hiking trail curry recipe recipes
-    dinner dinners menu flour tea cake wine cheese soup fiduciary portfolio wealth estate pension
+    loaf loaves bread breads sourdough dough croissant croissants pastry pastries bakery bakeries baker
+    bagel bagels cake cakes cookie cookies muffin muffins scone scones rye baguette
+    coffee coffees beans espresso latte lattes cappuccino roast roasted roasts brew brews barista tea teas
+    beer beers ale lager wine wines cheese pizza burger burgers taco tacos soup salad chocolate dinner dinners
+    menu recipe recipes flour butter cream serum serums moisturiser moisturizer skin skincare lipstick
+    shampoo fragrance perfume candle candles jacket jackets sweater sweaters hoodie hoodies sneakers boots
+    denim linen wool tee tees hike hikes hiking trail trails tent tents bike bikes curry sauce spices
+    fiduciary portfolio wealth estate pension mortgage teeth tooth dental floss flossing cavity puppy
+    puppies kitten kittens dog dogs cat cats yoga pilates massage haircut haircuts plumbing boiler garden
+    gardens flowers bouquet bouquets florist sofa mattress pottery clay
     """
 )
 
@@ -215,15 +255,21 @@ COORDINATING_SAFE = frozenset({"and", "or", "to", "please", "you", "us", "me", "
 def truncation(caption: str) -> list[Finding]:
     """A post cut off: it ends on a word no sentence ends with, on an empty list item, or trails off mid-clause."""
     body = URL.sub("", HASHTAG.sub("", caption)).rstrip()
-    body = re.sub(r"[\s\U0001f300-\U0001faff\u2600-\u27bf]+$", "", body)
+    without_emoji = re.sub(r"[\s\U0001f300-\U0001faff\u2600-\u27bf\ufe0f\u200d]+$", "", body)
+    # An emoji after the last word closes the sentence the way a full stop does ("...plenty of asparagus 🍓").
+    closed_by_emoji = len(without_emoji) < len(body)
+    body = without_emoji
     if not body:
         return []
     markers = [(int(match.group(1)), match.end()) for match in LIST_MARKER.finditer(body)]
     if len(markers) >= 2 and markers[-1][1] == len(body) and markers[-1][0] == markers[-2][0] + 1:
         return [Finding("truncated", "it ends on an empty list item", 3)]
+    if body[-1] in ",-\u2013\u2014/&" and not body.endswith(("--", "\u2014\u2014")):
+        return [Finding("truncated", f'it stops on "{body[-1]}", mid-sentence', 3)]
     trailing = re.search(r"([A-Za-z']+)\s*(?:\.\.\.|\u2026)$", body)
     if trailing:
-        if trailing.group(1).lower() in grammar.DANGLING:
+        # "Something big is coming..." is a teaser; "...and the best part is..." was cut.
+        if trailing.group(1).lower() in grammar.DANGLING | AUXILIARIES | OPEN_ENDINGS | CUT_PREPOSITIONS:
             return [Finding("truncated", f'it trails off after "{trailing.group(1)}"', 3)]
         return []
     if body[-1] == ":":
@@ -234,6 +280,8 @@ def truncation(caption: str) -> list[Finding]:
     if last_word[0].lower() in grammar.DANGLING | OPEN_ENDINGS | AUXILIARIES | {"why"}:
         return [Finding("truncated", f'it stops mid-sentence, after "{last_word[0]}"', 3)]
     # "...growth slowed sharply onc": a lower-case word no dictionary knows, with no end mark after it
+    if closed_by_emoji:
+        return []
     cut_word = last_word[0]
     cut = len(cut_word) >= 2 and cut_word.isalpha() and cut_word.islower() and not analysis.in_lexicon(cut_word)
     if cut and analysis.starts_a_longer_word(cut_word):
@@ -316,10 +364,35 @@ def repetition(caption: str) -> list[Finding]:
                 stuffed = f'one sentence repeats "{stem}" {count} times'
     if stuffed:
         found.append(Finding("keyword_stuffing", stuffed, 2.5))
+    echoed = _restated_sentence(text)
+    if echoed and not repeated:
+        # A long post may come back to its opening on purpose: this lowers the score without blocking alone.
+        found.append(Finding("repetition", f"a sentence says again what another said ({_quote(echoed, 50)})", 1.5))
     openings = Counter(" ".join(part.split()[:2]) for part in parts if len(part.split()) >= 3)
     if openings and openings.most_common(1)[0][1] >= 3:
         found.append(Finding("repetition", "three sentences or more open the same way", 1))
     return found
+
+
+# Share of a sentence's content words (stems) another sentence already carried, from which it restates it.
+RESTATED_SHARE = 0.75
+RESTATED_MINIMUM = 3
+
+
+def _restated_sentence(text: str) -> str:
+    """A sentence whose content words another sentence of the post already said ("Our night cream is gentle.
+    Our night cream is gentle on sensitive skin."): a thought written twice, not a refrain."""
+    stem_sets: list[tuple[str, set[str]]] = []
+    for part in sentences(text):
+        stems = {analysis.stem(word) for word in _content_words(part)}
+        if len(stems) >= RESTATED_MINIMUM:
+            stem_sets.append((part, stems))
+    for index, (part, stems) in enumerate(stem_sets):
+        for _, other in stem_sets[:index]:
+            smaller = min(len(stems), len(other))
+            if len(stems & other) >= max(RESTATED_MINIMUM, RESTATED_SHARE * smaller):
+                return part
+    return ""
 
 
 def _verb_checked(sentence: str) -> str:
@@ -511,7 +584,9 @@ def industry_mix(caption: str) -> list[Finding]:
     words = set(analysis.words(caption.lower()))
     software = words & SOFTWARE_FRAMING
     consumer = words & CONSUMER_WORDS
-    if len(software) >= 2 and consumer:
+    # A bakery-software post names its app and its bakeries' flour: that is its trade, not a stranger's.
+    about_software = words & (SOFTWARE_PRODUCTS - SOFTWARE_FRAMING)
+    if len(software) >= 2 and consumer and not about_software:
         return [
             Finding(
                 "industry_mix",

@@ -61,6 +61,19 @@ CLICHES = (
     "great things are coming",
     "you won't believe",
     "you will not believe",
+    # slogans of motivational filler, which say nothing a reader could act on
+    "trust the process",
+    "best version of yourself",
+    "every little bit counts",
+    "season of giving",
+    "follow your dreams",
+    "embrace the moment",
+    "live your best life",
+    "sky's the limit",
+    "the sky is the limit",
+    "stronger together",
+    "together we rise",
+    "the best is yet to come",
 )
 BUZZWORDS = frozenset(
     [

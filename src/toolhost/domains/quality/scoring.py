@@ -198,8 +198,11 @@ def score_hook(caption: str, findings: list[Finding] | None = None) -> Category:
         category.move(0.5, f"its length ({len(words)} words) reads at a glance")
     elif len(words) < 3 and len(_words(caption)) < 8:
         category.move(-1.5, f"it is too short ({len(words)} words) to say anything")
-    elif len(words) > 30:
+    elif len(words) > 40:
         category.move(-1.5, f"it is too long ({len(words)} words) to read at a glance")
+    elif len(words) > 30:
+        # A long opening sentence is slower, not unpublishable: alone, it does not block.
+        category.move(-0.5, f"it is long ({len(words)} words) for an opening line")
     opening = hook.lower().replace("’", "'")
     openers = [opener for opener in lexicon.HOOK_CLICHE_OPENERS if opening.startswith(opener)]
     if openers:
@@ -281,6 +284,33 @@ def score_clarity(caption: str, findings: list[Finding] | None = None) -> Catego
     return category
 
 
+# A thread announces itself: its parts are numbered at their start or end ("1/", "2/5", "(3/4)"), or its
+# opening carries the thread mark or says so ("A thread:", the spool emoji).
+THREAD_COUNTER = re.compile(r"^\s*\(?\d{1,2}\s?/\s?(?:\d{1,2})?\)?(?=\s)|\s\(?\d{1,2}\s?/\s?\d{1,2}\)?\s*$")
+THREAD_MARK = re.compile(r"\U0001f9f5|\b(?:a )?thread\b\s*(?::|\U0001f447|\u2193|$)", re.IGNORECASE)
+PART_BREAK = re.compile(r"\n\s*\n|\n\s*(?:-{3,}|\u2014{2,}|_{3,})\s*\n")
+# Platforms whose posts are short enough that a longer text goes out as a thread of posts.
+THREADING_LIMIT = 500
+
+
+def thread_parts(caption: str, limit: int) -> list[str]:
+    """The posts a thread is published as; a caption that is no thread is one part. Numbered parts or a
+    thread mark make a thread anywhere; on a platform of short posts, paragraphs (or lines, when there is no
+    blank line) are its posts too."""
+    paragraphs = [part.strip() for part in PART_BREAK.split(caption) if part.strip()]
+    lines = [line.strip() for line in caption.splitlines() if line.strip()]
+    short_posts = limit <= THREADING_LIMIT
+    numbered_lines = sum(1 for line in lines if THREAD_COUNTER.search(line)) >= 2
+    if (numbered_lines or short_posts) and len(paragraphs) < 2 <= len(lines):
+        paragraphs = lines  # one post per line, with no blank line between them
+    if len(paragraphs) < 2:
+        return [caption]
+    numbered = sum(1 for part in paragraphs if THREAD_COUNTER.search(part))
+    if numbered >= 2 or THREAD_MARK.search(paragraphs[0]) or short_posts:
+        return paragraphs
+    return [caption]
+
+
 def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[str]]:
     score = 5.0
     reasons: list[str] = []
@@ -288,8 +318,12 @@ def _platform_fit(post: PostInput, rules: PlatformRules) -> tuple[float, list[st
     length = len(caption)
     tags = HASHTAG.findall(caption)
     name = rules.display_name
-    if length > rules.caption_limit:
-        return 0.0, [f"{length} characters is over the {name} limit of {rules.caption_limit}"]
+    # A thread goes out as its parts: each must fit the limit, not the whole.
+    parts = thread_parts(caption, rules.caption_limit)
+    longest = max(len(part) for part in parts)
+    if longest > rules.caption_limit:
+        where = "a part of the thread" if len(parts) > 1 else "the caption"
+        return 0.0, [f"{longest} characters ({where}) is over the {name} limit of {rules.caption_limit}"]
     body_words = len(_words(_body_without_tags(caption)))
     if body_words < 3:
         score -= 2.5
