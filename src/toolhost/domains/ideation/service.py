@@ -28,6 +28,7 @@ from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.models import TrendCache
 from toolhost.domains.ideation.suggestions import INTERNAL_TRENDS_DAYS
 from toolhost.domains.ideation.suggestions import suggest_next as suggest_next
+from toolhost.domains.ideation.trends import TrendRecord
 
 # Reading a URL as extract_url_content does, for the content pipeline's research and plan stages.
 from toolhost.domains.ideation.url_content import extract as extract
@@ -97,6 +98,15 @@ async def record_swipe_items(session: AsyncSession, *, account_id: uuid.UUID, it
 # --- fetch_trends -----------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class FetchedTrends:
+    """fetch_trends' answer: the trends (as the cache stores them), whether they came from it, until when."""
+
+    trends: list[TrendRecord]
+    cached: bool
+    expires_at: datetime
+
+
 async def fetch_trends(
     *,
     session: AsyncSession,
@@ -109,11 +119,11 @@ async def fetch_trends(
     url: str | None,
     force_refresh: bool,
     youtube: ConnectedYouTube | None,
-) -> tuple[list[dict[str, Any]], bool, datetime]:
-    """Trends for a source: (trends, cached, expires_at). Feed, page and YouTube results are cached per account.
+) -> FetchedTrends:
+    """Trends for a source, whether they came from the cache, and until when. Feed, page and YouTube results are
+    cached per account.
 
     `youtube` is the caller's connected YouTube channel (None without the connector or a connected channel).
-    A trend is a dict in the catalogue's shape because that is what the cache stores and returns.
     """
     if source == "google_trends":
         raise ValidationFailed(
@@ -137,7 +147,9 @@ async def fetch_trends(
         summary = await analytics_service.performance_summary(
             session=session, project_id=project_id, days=INTERNAL_TRENDS_DAYS
         )
-        return [_internal_trend(post, category) for post in summary.top_posts], False, now
+        return FetchedTrends(
+            trends=[_internal_trend(post, category) for post in summary.top_posts], cached=False, expires_at=now
+        )
     if source != "youtube" and not url:
         raise ValidationFailed(
             f"url is required for source {source}",
@@ -148,7 +160,7 @@ async def fetch_trends(
         select(TrendCache).where(TrendCache.account_id == account_id, TrendCache.cache_key == key)
     )
     if cached is not None and not force_refresh and as_utc(cached.expires_at) > now:
-        return list(cached.trends), True, as_utc(cached.expires_at)
+        return FetchedTrends(trends=list(cached.trends), cached=True, expires_at=as_utc(cached.expires_at))
     await end_unit_of_work(session)
     if youtube is not None and source == "youtube":
         # The search already asked YouTube for the niche: its matches need not repeat the niche's words.
@@ -192,13 +204,13 @@ async def fetch_trends(
         ],
     )
     await session.flush()
-    return found, False, expires
+    return FetchedTrends(trends=found, cached=False, expires_at=expires)
 
 
-def _internal_trend(post: MeasuredPost, category: str) -> dict[str, Any]:
+def _internal_trend(post: MeasuredPost, category: str) -> TrendRecord:
     """One of the project's top posts as a trend: its opening, its figures, where it ran."""
     hook_type = f", a {post.hook_type.replace('_', '-')} opening" if post.hook_type else ""
-    trend: dict[str, Any] = {
+    trend: TrendRecord = {
         "title": post.hook or post.title or f"{post.platform} post {post.id}",
         "description": (
             f"{post.engagement:,} engagements on {post.views:,} views ({post.engagement_rate}%) on "

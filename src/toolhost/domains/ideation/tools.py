@@ -53,7 +53,7 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
     youtube = None
     if args.source == "youtube":
         youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
-    trends, cached, expires = await service.fetch_trends(
+    fetched = await service.fetch_trends(
         session=ctx.session,
         settings=ctx.settings,
         account_id=ctx.principal.account_id,
@@ -66,12 +66,12 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
         youtube=youtube,
     )
     return FetchTrendsOut(
-        trends=[Trend.model_validate(trend) for trend in trends],
+        trends=[Trend.model_validate(trend) for trend in fetched.trends],
         source=args.source,
         category=args.category,
-        cached=cached,
-        expiresAt=iso(expires),
-        count=len(trends),
+        cached=fetched.cached,
+        expiresAt=iso(fetched.expires_at),
+        count=len(fetched.trends),
     )
 
 
