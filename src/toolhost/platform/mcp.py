@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 from collections.abc import AsyncIterator, Mapping
 from importlib.metadata import version as package_version
@@ -136,6 +137,12 @@ def _run_from_meta(meta: Any) -> str | None:
     return str(value)[:RUN_ID_LIMIT] if value else None
 
 
+@functools.cache
+def _toolhost_version() -> str:
+    """The installed package's version, read from its metadata once per process (a few ms a read)."""
+    return package_version("toolhost")
+
+
 def build_server(platform: Platform) -> Server[Any]:
     """A low-level MCP server whose tools/list and tools/call are the registry and execute()."""
 
@@ -156,7 +163,7 @@ def build_server(platform: Platform) -> Server[Any]:
 
     return Server(
         "toolhost",
-        version=package_version("toolhost"),
+        version=_toolhost_version(),
         instructions="toolhost hosts tools for AI content work; call search_tools to find the right one.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -240,10 +247,13 @@ class McpEndpoint:
         self._server_info_meta = {types.SERVER_INFO_META_KEY: server.server_info_stamp}
         # tools/list JSON per (modern era or not, scopes): scopes come from a fixed hierarchy, so the keys are few.
         self._listings: dict[tuple[bool, frozenset[str]], bytes] = {}
-        # The SDK checks Mcp-Param-* headers against these tools' schemas on the modern path; they go to it.
-        self._tools_with_header_parameters = frozenset(
-            spec.name for spec in platform.registry.all() if x_mcp_header_map(spec.input_schema)
-        )
+
+    @functools.cached_property
+    def _tools_with_header_parameters(self) -> frozenset[str]:
+        """The tools whose Mcp-Param-* headers the SDK checks against their schemas on the modern path: their
+        calls go to it. Worked out at the first modern call (a few ms over every schema), not for each app a
+        test starts."""
+        return frozenset(spec.name for spec in self._platform.registry.all() if x_mcp_header_map(spec.input_schema))
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,6 +108,8 @@ def build_platform(settings: Settings, registry: Registry) -> Platform:
     )
 
 
+# Cached: the body runs once per process (a forked worker inherits the tuning with the cache).
+@functools.cache
 def tune_garbage_collection() -> None:
     """Takes what the process built to start (modules, the tools' models, the platform) out of the garbage
     collector's sight, and lets the young generation grow before it is collected; the first time a process
@@ -118,9 +121,9 @@ def tune_garbage_collection() -> None:
     young collection costs about the same whether 700 objects (Python's default) or 10,000 wait in it, most of
     it walking the objects of the calls in flight: at 700 one ran every few calls, ~7 us a call under load;
     at 10,000 a few times a second, under 1 us. Only once per process: a test run starts many apps, and what
-    is frozen is never collected.
+    is frozen is never collected. `functools.cache` says whether it ran, not `gc.get_freeze_count()`, which
+    counts the frozen objects one by one (30-70 ms in a test process, paid by every app a test started).
     """
-    if gc.get_freeze_count() == 0:
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(YOUNG_GENERATION_OBJECTS, *gc.get_threshold()[1:])
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(YOUNG_GENERATION_OBJECTS, *gc.get_threshold()[1:])

@@ -35,7 +35,9 @@ def parse_id(value: str) -> uuid.UUID | None:
         return None
 
 
-async def project_of_config(session: AsyncSession, config_id: str, project_ids: Any) -> uuid.UUID | None:
+async def project_of_config(
+    session: AsyncSession, config_id: str, project_ids: Sequence[uuid.UUID]
+) -> uuid.UUID | None:
     """The project of a config among `project_ids` (the object lookup of `config_id`)."""
     parsed = parse_id(config_id)
     if parsed is None or not project_ids:

@@ -125,7 +125,7 @@ async def create(
     brand_project = _brand_project(brand_id, project_id, accessible_project_ids)
     if template_pack_id:
         template_id, slide_count = TEMPLATE_PACKS[template_pack_id]
-    record, written, resolved_style = await service.carousel(
+    text = await service.carousel(
         session=session,
         settings=settings,
         project_id=project_id,
@@ -142,6 +142,7 @@ async def create(
         platform=platform,
         aspect_ratio=aspect_ratio,
     )
+    record, written, resolved_style = text.record, text.slides, text.style
     runtime = await brand_service.get_runtime(session=session, project_id=brand_project)
     has_logo = bool(((runtime or {}).get("visual") or {}).get("logoUrl"))
     prefix = slides.style_prefix(runtime, has_logo=has_logo)

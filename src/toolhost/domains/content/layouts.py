@@ -186,9 +186,17 @@ def font(size: int) -> ImageFont.FreeTypeFont | None:
 
 def text_width(text: str, size: int) -> float:
     """Rendered width of one line of text in pixels."""
-    loaded = font(size)
-    if loaded is None:
+    if font(size) is None:
         return len(text) * size * FALLBACK_GLYPH_WIDTH
+    return _measured_width(text, size)
+
+
+# Wrapping measures each growing line word by word, and fitting wraps the same prefixes again at each step of its
+# search (a ten-slide carousel and its visual check: thousands of FreeType layouts, most of them repeats).
+@lru_cache(maxsize=16_384)
+def _measured_width(text: str, size: int) -> float:
+    loaded = font(size)
+    assert loaded is not None  # text_width measures only where the font loads
     return float(loaded.getlength(text))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -268,6 +269,21 @@ def normalize_storyboard(board: dict[str, Any], *, duration: float, scenes: int)
     return {**board, "frames": frames, "characterDescription": character, "totalDuration": duration}
 
 
+@dataclass(frozen=True, slots=True)
+class Storyboard:
+    """create_storyboard's result: the stored record and the board it stores.
+
+    The frames stay the provider's JSON objects, normalised (fields the rules do not know pass through, and the
+    record stores them as they are)."""
+
+    record: ContentRecord
+    title: str
+    total_duration: float
+    aspect_ratio: str
+    character_description: str
+    frames: list[dict[str, Any]]
+
+
 async def storyboard(
     *,
     session: AsyncSession,
@@ -279,7 +295,7 @@ async def storyboard(
     target_duration: float | None,
     num_scenes: float | None,
     style: str | None,
-) -> tuple[ContentRecord, dict[str, Any]]:
+) -> Storyboard:
     """create_storyboard: timed frames, hook first and CTA last, stored as a record."""
     check_writable(concept, model=select_model(settings, None), field="concept")
     short_form = platform in SHORT_FORM
@@ -318,7 +334,26 @@ async def storyboard(
         text=None,
         data=board,
     )
-    return record, board
+    return Storyboard(
+        record=record,
+        title=board["title"],
+        total_duration=board["totalDuration"],
+        aspect_ratio=board["aspectRatio"],
+        character_description=board["characterDescription"],
+        frames=board["frames"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenCarousel:
+    """generate_carousel's result: the stored record, its slides and the style they were written in.
+
+    A slide stays the JSON object the provider wrote (headline, body, bullets, ctaText, ...), fitted to its
+    layout and numbered, as the record stores it."""
+
+    record: ContentRecord
+    slides: list[dict[str, Any]]
+    style: str
 
 
 async def carousel(
@@ -338,8 +373,8 @@ async def carousel(
     constraints: str | None,
     platform: str | None,
     aspect_ratio: str,
-) -> tuple[ContentRecord, list[dict[str, Any]], str]:
-    """generate_carousel: slide text for the template, stored. Returns (record, slides, style)."""
+) -> WrittenCarousel:
+    """generate_carousel: slide text for the template, stored."""
     resolved_style = style or ("hormozi" if template_id == "hormozi-authority" else "professional")
     rules_platform = social_platforms.canonical_name(platform) if platform else platform
     chosen = select_model(settings, None)
@@ -391,7 +426,7 @@ async def carousel(
             "slides": slides,
         },
     )
-    return record, slides, resolved_style
+    return WrittenCarousel(record=record, slides=slides, style=resolved_style)
 
 
 def generated_content(kind: str) -> media_service.OutputRecorder:

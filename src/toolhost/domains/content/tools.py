@@ -101,7 +101,7 @@ async def create_storyboard(ctx: ToolContext, args: CreateStoryboardIn) -> Creat
     same character description runs through every image prompt. The result is valid props for the
     StoryboardVideo compositions (render_template_video).
     """
-    record, board = await service.storyboard(
+    board = await service.storyboard(
         session=ctx.session,
         settings=ctx.settings,
         project_id=ctx.project_id,
@@ -113,12 +113,12 @@ async def create_storyboard(ctx: ToolContext, args: CreateStoryboardIn) -> Creat
         style=args.style,
     )
     return CreateStoryboardOut(
-        title=board["title"],
-        totalDuration=board["totalDuration"],
-        aspectRatio=board["aspectRatio"],
-        characterDescription=board["characterDescription"],
-        frames=[StoryboardFrame.model_validate(frame) for frame in board["frames"]],
-        content_id=str(record.id),
+        title=board.title,
+        totalDuration=board.total_duration,
+        aspectRatio=board.aspect_ratio,
+        characterDescription=board.character_description,
+        frames=[StoryboardFrame.model_validate(frame) for frame in board.frames],
+        content_id=str(board.record.id),
     )
 
 
@@ -137,7 +137,7 @@ async def generate_carousel(ctx: ToolContext, args: GenerateCarouselIn) -> Gener
     from the topic, the constraints or the brand's proof points. Each field is short enough for its slide
     layout, so visual_quality_check passes. Next: visual_quality_check, then create_carousel.
     """
-    record, slides, style = await service.carousel(
+    written = await service.carousel(
         session=ctx.session,
         settings=ctx.settings,
         project_id=ctx.project_id,
@@ -155,10 +155,10 @@ async def generate_carousel(ctx: ToolContext, args: GenerateCarouselIn) -> Gener
         aspect_ratio=args.aspect_ratio,
     )
     return GenerateCarouselOut(
-        carouselId=str(record.id),
+        carouselId=str(written.record.id),
         templateId=args.template_id,
-        style=style,
-        slideCount=len(slides),
-        slides=[CarouselSlide.model_validate(slide) for slide in slides],
+        style=written.style,
+        slideCount=len(written.slides),
+        slides=[CarouselSlide.model_validate(slide) for slide in written.slides],
         credits=CarouselCredits(estimated=CAROUSEL_CREDITS, used=CAROUSEL_CREDITS),
     )

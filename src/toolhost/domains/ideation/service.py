@@ -28,10 +28,12 @@ from toolhost.domains.ideation import trends as trend_parsing
 from toolhost.domains.ideation.models import TrendCache
 from toolhost.domains.ideation.suggestions import INTERNAL_TRENDS_DAYS
 from toolhost.domains.ideation.suggestions import suggest_next as suggest_next
+from toolhost.domains.ideation.trends import TrendRecord
 
 # Reading a URL as extract_url_content does, for the content pipeline's research and plan stages.
 from toolhost.domains.ideation.url_content import extract as extract
 from toolhost.domains.ideation.youtube import ConnectedYouTube
+from toolhost.domains.planning import service as planning_service
 from toolhost.platform.dates import as_utc, parse_iso
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.fetch import Fetcher
@@ -96,6 +98,15 @@ async def record_swipe_items(session: AsyncSession, *, account_id: uuid.UUID, it
 # --- fetch_trends -----------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class FetchedTrends:
+    """fetch_trends' answer: the trends (as the cache stores them), whether they came from it, until when."""
+
+    trends: list[TrendRecord]
+    cached: bool
+    expires_at: datetime
+
+
 async def fetch_trends(
     *,
     session: AsyncSession,
@@ -108,11 +119,11 @@ async def fetch_trends(
     url: str | None,
     force_refresh: bool,
     youtube: ConnectedYouTube | None,
-) -> tuple[list[dict[str, Any]], bool, datetime]:
-    """Trends for a source: (trends, cached, expires_at). Feed, page and YouTube results are cached per account.
+) -> FetchedTrends:
+    """Trends for a source, whether they came from the cache, and until when. Feed, page and YouTube results are
+    cached per account.
 
     `youtube` is the caller's connected YouTube channel (None without the connector or a connected channel).
-    A trend is a dict in the catalogue's shape because that is what the cache stores and returns.
     """
     if source == "google_trends":
         raise ValidationFailed(
@@ -136,7 +147,9 @@ async def fetch_trends(
         summary = await analytics_service.performance_summary(
             session=session, project_id=project_id, days=INTERNAL_TRENDS_DAYS
         )
-        return [_internal_trend(post, category) for post in summary.top_posts], False, now
+        return FetchedTrends(
+            trends=[_internal_trend(post, category) for post in summary.top_posts], cached=False, expires_at=now
+        )
     if source != "youtube" and not url:
         raise ValidationFailed(
             f"url is required for source {source}",
@@ -147,7 +160,7 @@ async def fetch_trends(
         select(TrendCache).where(TrendCache.account_id == account_id, TrendCache.cache_key == key)
     )
     if cached is not None and not force_refresh and as_utc(cached.expires_at) > now:
-        return list(cached.trends), True, as_utc(cached.expires_at)
+        return FetchedTrends(trends=list(cached.trends), cached=True, expires_at=as_utc(cached.expires_at))
     await end_unit_of_work(session)
     if youtube is not None and source == "youtube":
         # The search already asked YouTube for the niche: its matches need not repeat the niche's words.
@@ -191,13 +204,13 @@ async def fetch_trends(
         ],
     )
     await session.flush()
-    return found, False, expires
+    return FetchedTrends(trends=found, cached=False, expires_at=expires)
 
 
-def _internal_trend(post: MeasuredPost, category: str) -> dict[str, Any]:
+def _internal_trend(post: MeasuredPost, category: str) -> TrendRecord:
     """One of the project's top posts as a trend: its opening, its figures, where it ran."""
     hook_type = f", a {post.hook_type.replace('_', '-')} opening" if post.hook_type else ""
-    trend: dict[str, Any] = {
+    trend: TrendRecord = {
         "title": post.hook or post.title or f"{post.platform} post {post.id}",
         "description": (
             f"{post.engagement:,} engagements on {post.views:,} views ({post.engagement_rate}%) on "
@@ -217,23 +230,42 @@ def _internal_trend(post: MeasuredPost, category: str) -> dict[str, Any]:
 # --- get_ideation_context ---------------------------------------------------------------------------------
 
 
-def _posting_time(summary: PerformanceSummary) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class PostingTime:
+    """The best posting slot of the window (a weekday key, mon to sun, and an hour, in UTC) and why."""
+
+    day_of_week: str
+    hour_of_day: int
+    timezone: str
+    reasoning: str
+
+    def record(self) -> dict[str, Any]:
+        """The catalogue's recommendedPostingTime object, as get_ideation_context answers it and a plan stores it."""
+        return {
+            "dayOfWeek": self.day_of_week,
+            "hourOfDay": self.hour_of_day,
+            "timezone": self.timezone,
+            "reasoning": self.reasoning,
+        }
+
+
+def _posting_time(summary: PerformanceSummary) -> PostingTime | None:
     slot = summary.best_slot
     if slot is None:
         return None
-    return {
-        "dayOfWeek": slot.day_of_week,
-        "hourOfDay": slot.hour,
-        "timezone": "UTC",
-        "reasoning": (
+    return PostingTime(
+        day_of_week=slot.day_of_week,
+        hour_of_day=slot.hour,
+        timezone="UTC",
+        reasoning=(
             f"{slot.platform} posts published {WEEKDAY_NAMES[slot.day_of_week]} at {slot.hour:02d}:00 UTC "
             f"averaged {slot.avg_engagement:,} engagements ({slot.sample_size} post(s)), "
             f"the best slot of {summary.measured_posts} measured posts in {summary.days} days."
         ),
-    }
+    )
 
 
-def _injection(summary: PerformanceSummary, posting_time: dict[str, Any] | None) -> str:
+def _injection(summary: PerformanceSummary, posting_time: PostingTime | None) -> str:
     """One compact paragraph of what worked and what did not, for a generation prompt."""
     parts = [f"From {summary.measured_posts} measured posts of the last {summary.days} days:"]
     if summary.top_posts:
@@ -248,19 +280,53 @@ def _injection(summary: PerformanceSummary, posting_time: dict[str, Any] | None)
     if summary.cta_styles:
         parts.append(f"Calls to action in top posts: {', '.join(summary.cta_styles)}.")
     if posting_time:
-        parts.append(f"Best time: {WEEKDAY_NAMES[posting_time['dayOfWeek']]} {posting_time['hourOfDay']:02d}:00 UTC.")
+        parts.append(f"Best time: {WEEKDAY_NAMES[posting_time.day_of_week]} {posting_time.hour_of_day:02d}:00 UTC.")
     if summary.underperformers:
         weak = "; ".join(f'"{post.hook}" ({post.engagement_rate}%)' for post in summary.underperformers[:3])
         parts.append(f"Underperformed, avoid repeating: {weak}.")
     return " ".join(parts)[:PROMPT_CONTEXT_CHARS]
 
 
-async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days: int) -> dict[str, Any]:
-    """get_ideation_context: what worked for the project over `days` days; without history, the brand's pillars.
+@dataclass(frozen=True, slots=True)
+class IdeationContext:
+    """What worked for a project over a window of days, as data and as one prompt paragraph."""
 
-    A dict in the catalogue's shape, because planning (below ideation, so it cannot import a type of it) reads
-    it as JSON and stores it in the plan as `insights_applied`.
-    """
+    project_id: uuid.UUID
+    has_historical_data: bool
+    prompt_injection: str
+    recommended_posting_time: PostingTime | None
+    hook_types: list[str]
+    content_formats: list[str]
+    cta_styles: list[str]
+    top_hooks: list[str]
+    insights_count: int
+    generated_at: str
+    top_topics: list[str]
+    underperformed: list[str]
+    # Posts record neither the text model nor a duration, so neither can be recommended from them.
+    recommended_model: str | None = None
+    recommended_duration: float | None = None
+
+    @property
+    def winning_patterns(self) -> dict[str, list[str]]:
+        """The hook types, formats and calls to action of the top posts, keyed as the catalogue names them."""
+        return {"hookTypes": self.hook_types, "contentFormats": self.content_formats, "ctaStyles": self.cta_styles}
+
+    def plan_insights(self) -> planning_service.PlanInsights:
+        """What plan_content_week applies and records of it (planning sits below ideation and cannot read this)."""
+        return planning_service.PlanInsights(
+            prompt_injection=self.prompt_injection,
+            top_hooks=self.top_hooks,
+            optimal_timing=self.recommended_posting_time.record() if self.recommended_posting_time else None,
+            recommended_model=self.recommended_model,
+            winning_patterns=self.winning_patterns,
+            insights_count=self.insights_count,
+            has_historical_data=self.has_historical_data,
+        )
+
+
+async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days: int) -> IdeationContext:
+    """get_ideation_context: what worked for the project over `days` days; without history, the brand's pillars."""
     summary = await analytics_service.performance_summary(session=session, project_id=project_id, days=days)
     insights = await analytics_service.performance_insights(
         session=session, project_id=project_id, insight_type=None, days=days, limit=50
@@ -272,22 +338,17 @@ async def ideation_context(*, session: AsyncSession, project_id: uuid.UUID, days
     else:
         brand = BrandContext.from_runtime(await brand_service.get_runtime(session=session, project_id=project_id))
         injection = content_service.pillar_sentence(brand)[:PROMPT_CONTEXT_CHARS]
-    return {
-        "projectId": str(project_id),
-        "hasHistoricalData": has_history,
-        "promptInjection": injection,
-        # Posts record neither the text model nor a duration, so neither can be recommended from them.
-        "recommendedModel": None,
-        "recommendedDuration": None,
-        "recommendedPostingTime": posting_time,
-        "winningPatterns": {
-            "hookTypes": summary.hook_types,
-            "contentFormats": summary.content_formats,
-            "ctaStyles": summary.cta_styles,
-        },
-        "topHooks": [post.hook for post in summary.top_posts if post.hook],
-        "insightsCount": len(insights),
-        "generatedAt": summary.generated_at,
-        "topTopics": summary.topics,
-        "underperformed": [post.hook for post in summary.underperformers if post.hook],
-    }
+    return IdeationContext(
+        project_id=project_id,
+        has_historical_data=has_history,
+        prompt_injection=injection,
+        recommended_posting_time=posting_time,
+        hook_types=summary.hook_types,
+        content_formats=summary.content_formats,
+        cta_styles=summary.cta_styles,
+        top_hooks=[post.hook for post in summary.top_posts if post.hook],
+        insights_count=len(insights),
+        generated_at=summary.generated_at,
+        top_topics=summary.topics,
+        underperformed=[post.hook for post in summary.underperformers if post.hook],
+    )

@@ -53,7 +53,7 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
     youtube = None
     if args.source == "youtube":
         youtube = await ConnectedYouTube.load(session=ctx.session, settings=ctx.settings, principal=ctx.principal)
-    trends, cached, expires = await service.fetch_trends(
+    fetched = await service.fetch_trends(
         session=ctx.session,
         settings=ctx.settings,
         account_id=ctx.principal.account_id,
@@ -66,12 +66,12 @@ async def fetch_trends(ctx: ToolContext, args: FetchTrendsIn) -> FetchTrendsOut:
         youtube=youtube,
     )
     return FetchTrendsOut(
-        trends=[Trend.model_validate(trend) for trend in trends],
+        trends=[Trend.model_validate(trend) for trend in fetched.trends],
         source=args.source,
         category=args.category,
-        cached=cached,
-        expiresAt=iso(expires),
-        count=len(trends),
+        cached=fetched.cached,
+        expiresAt=iso(fetched.expires_at),
+        count=len(fetched.trends),
     )
 
 
@@ -84,7 +84,20 @@ async def get_ideation_context(ctx: ToolContext, args: GetIdeationContextIn) -> 
     generate_content and plan_content_week load it themselves; call it to see what they will use.
     """
     context = await service.ideation_context(session=ctx.session, project_id=ctx.project_id, days=args.days)
-    return GetIdeationContextOut.model_validate(context)
+    return GetIdeationContextOut(
+        projectId=str(context.project_id),
+        hasHistoricalData=context.has_historical_data,
+        promptInjection=context.prompt_injection,
+        recommendedModel=context.recommended_model,
+        recommendedDuration=context.recommended_duration,
+        recommendedPostingTime=context.recommended_posting_time.record() if context.recommended_posting_time else None,
+        winningPatterns=context.winning_patterns,
+        topHooks=context.top_hooks,
+        insightsCount=context.insights_count,
+        generatedAt=context.generated_at,
+        topTopics=context.top_topics,
+        underperformed=context.underperformed,
+    )
 
 
 @tool(module="ideation", scope="mcp:read", read_only=True, idempotent=True, project="optional")
@@ -185,7 +198,7 @@ async def plan_content_week(ctx: ToolContext, args: PlanContentWeekIn) -> PlanCo
         session=ctx.session,
         settings=ctx.settings,
         project_id=ctx.project_id,
-        context=context,
+        insights=context.plan_insights(),
         topic=args.topic,
         source_url=args.source_url,
         platforms=list(dict.fromkeys(args.platforms)),

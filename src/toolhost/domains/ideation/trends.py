@@ -1,7 +1,7 @@
 """Trends from feeds and pages, parsed and ranked locally: recency and how often a topic recurs.
 
-A trend is a dict in fetch_trends' shape (title, url, views, publishedAt, ...): the trends cache stores the list
-as JSON and fetch_trends answers from it as stored.
+A trend is a `TrendRecord`, a typed dict in fetch_trends' shape (title, url, views, publishedAt, ...): the trends
+cache stores the list as JSON and fetch_trends answers from it as stored.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import re
 from collections import Counter
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Required, TypedDict
 from urllib.parse import urljoin
 
 from toolhost.platform.dates import iso
@@ -22,6 +22,19 @@ FEED_ITEMS = 50
 PAGE_TOPICS = 25
 DESCRIPTION_CHARS = 500
 TAG = re.compile(r"<[^>]+>")
+
+
+class TrendRecord(TypedDict, total=False):
+    """A trend as fetch_trends answers it and the trends cache stores it (JSON: the catalogue's names)."""
+
+    title: Required[str]
+    source: Required[str]
+    category: str
+    description: str
+    url: str
+    views: int | None
+    publishedAt: str
+    thumbnail: str
 
 
 def _plain(text: str) -> str:
@@ -38,7 +51,7 @@ def _terms(text: str) -> set[str]:
     return set(words) | {f"{first} {second}" for first, second in zip(words, words[1:], strict=False)}
 
 
-def _rank(items: list[dict[str, Any]], moments: list[datetime | None]) -> list[dict[str, Any]]:
+def _rank(items: list[TrendRecord], moments: list[datetime | None]) -> list[TrendRecord]:
     """Orders items by a blend of recency (newest = 1, halving every 3 days) and recurring topics."""
     term_sets = [_terms(item["title"] + " " + item.get("description", "")) for item in items]
     counts = Counter(term for terms in term_sets for term in terms)
@@ -66,7 +79,7 @@ def _entry_time(entry: Any) -> datetime | None:
     return None
 
 
-def parse_feed(content: bytes, *, category: str) -> list[dict[str, Any]]:
+def parse_feed(content: bytes, *, category: str) -> list[TrendRecord]:
     """RSS 2.0, Atom or RDF entries: the newest 50, de-duplicated, ranked; else validation_error."""
     import feedparser  # imported on first use, like yake below: an idle server does not need it
 
@@ -82,7 +95,7 @@ def parse_feed(content: bytes, *, category: str) -> list[dict[str, Any]]:
         key=lambda entry: _entry_time(entry) or datetime.min.replace(tzinfo=UTC),
         reverse=True,
     )
-    items: list[dict[str, Any]] = []
+    items: list[TrendRecord] = []
     moments: list[datetime | None] = []
     seen: set[str] = set()
     for entry in entries:
@@ -91,7 +104,7 @@ def parse_feed(content: bytes, *, category: str) -> list[dict[str, Any]]:
             continue
         seen.add(title.lower())
         moment = _entry_time(entry)
-        item: dict[str, Any] = {"title": title[:1000], "source": "rss", "category": category}
+        item: TrendRecord = {"title": title[:1000], "source": "rss", "category": category}
         description = _plain(entry.get("summary", ""))
         if description:
             item["description"] = description[:DESCRIPTION_CHARS]
@@ -118,7 +131,7 @@ def _key_phrases(text: str, limit: int) -> list[str]:
     return [phrase for phrase, _score in extractor.extract_keywords(text[:100_000])]
 
 
-def parse_page(html: str, *, url: str, category: str) -> list[dict[str, Any]]:
+def parse_page(html: str, *, url: str, category: str) -> list[TrendRecord]:
     """Topics of a page: its headings, linked article titles and top key phrases (at most 25)."""
     # Imported on first use: the lexbor parser holds ~2 MB that an idle server does not need.
     from selectolax.lexbor import LexborHTMLParser as HTMLParser
@@ -126,7 +139,7 @@ def parse_page(html: str, *, url: str, category: str) -> list[dict[str, Any]]:
     tree = HTMLParser(html)
     for node in tree.css("script, style, noscript, nav, footer"):
         node.decompose()
-    topics: list[dict[str, Any]] = []
+    topics: list[TrendRecord] = []
     seen: set[str] = set()
 
     def add(title: str, link: str | None = None) -> None:
@@ -134,7 +147,7 @@ def parse_page(html: str, *, url: str, category: str) -> list[dict[str, Any]]:
         if len(title) < 4 or title.lower() in seen or len(topics) >= PAGE_TOPICS:
             return
         seen.add(title.lower())
-        item: dict[str, Any] = {"title": title[:1000], "source": "url", "category": category}
+        item: TrendRecord = {"title": title[:1000], "source": "url", "category": category}
         if link:
             item["url"] = link[:2048]
         topics.append(item)
@@ -152,7 +165,7 @@ def parse_page(html: str, *, url: str, category: str) -> list[dict[str, Any]]:
     return topics
 
 
-def keep_niche(items: list[dict[str, Any]], niche: str | None) -> list[dict[str, Any]]:
+def keep_niche(items: list[TrendRecord], niche: str | None) -> list[TrendRecord]:
     """Items whose title or description contains one of the niche's words."""
     if not niche:
         return items

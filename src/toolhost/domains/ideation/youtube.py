@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.domains.distribution import service as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
+from toolhost.domains.ideation.trends import TrendRecord
 from toolhost.platform.models import Project
 from toolhost.platform.results import NotFound
 from toolhost.providers.connectors.base import AccountSession
@@ -173,7 +174,7 @@ class ConnectedYouTube:
             ],
         }
 
-    async def trends(self, *, niche: str | None, category: str) -> list[dict[str, Any]]:
+    async def trends(self, *, niche: str | None, category: str) -> list[TrendRecord]:
         """The most-viewed videos for the niche (a search), else YouTube's most-popular chart, as trends."""
         videos = await self.connector.popular_videos(self.accounts[0][1], query=niche, limit=TREND_VIDEOS)
         found = []
@@ -182,7 +183,7 @@ class ConnectedYouTube:
             title = " ".join(str(snippet.get("title") or "").split())
             if not title:
                 continue
-            trend: dict[str, Any] = {
+            trend: TrendRecord = {
                 "title": title[:1000],
                 "url": f"https://www.youtube.com/watch?v={video.get('id')}",
                 "views": _count((video.get("statistics") or {}).get("viewCount")),

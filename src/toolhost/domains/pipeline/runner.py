@@ -293,7 +293,7 @@ async def _plan(
             session=caller.session,
             settings=caller.settings,
             project_id=caller.project_id,
-            context=context,
+            insights=context.plan_insights(),
             topic=topic,
             source_url=request.source_url if "research" not in request.skip_stages else None,
             platforms=platforms,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -178,12 +179,28 @@ async def _read_source(read_page: PageReader, url: str) -> tuple[str, list[str],
     return text, angles[:SOURCE_ANGLES], note
 
 
+@dataclass(frozen=True, slots=True)
+class PlanInsights:
+    """What the project's measured posts say, as a plan applies and records it: ideation's context (ideation sits
+    above planning, so its callers build this from it). Its top hooks lead the posts; it is stored in the plan
+    as `context_used.ideation_context` and `insights_applied`."""
+
+    prompt_injection: str
+    top_hooks: list[str]
+    # the catalogue's recommendedPostingTime object, stored as it is in the plan's JSON
+    optimal_timing: dict[str, Any] | None
+    recommended_model: str | None
+    winning_patterns: dict[str, list[str]]
+    insights_count: int
+    has_historical_data: bool
+
+
 async def plan_week(
     *,
     session: AsyncSession,
     settings: Settings,
     project_id: uuid.UUID,
-    context: dict[str, Any],
+    insights: PlanInsights,
     topic: str,
     source_url: str | None,
     platforms: list[str],
@@ -195,8 +212,8 @@ async def plan_week(
 ) -> ContentPlan:
     """plan_content_week: days × platforms × posts_per_day posts, rotated, stored as draft.
 
-    `context` is ideation's `ideation_context` (what the project's measured posts say), loaded by the caller
-    because ideation sits above planning; its top hooks lead the posts and it is stored as `insights_applied`.
+    `insights` is what the project's measured posts say (ideation's context, loaded by the caller because
+    ideation sits above planning); its top hooks lead the posts and it is stored as `insights_applied`.
     """
     start = start_date or (datetime.now(UTC) + timedelta(days=1)).date()
     model = select_model(settings, None)
@@ -219,7 +236,7 @@ async def plan_week(
     source_summary = " ".join(sentences(notes)[:3])
     # the source's own selling points lead; the brand's pillars and propositions follow
     angles = source_angles + _angles(brand) or [""]
-    top_hooks = list(context["topHooks"])
+    top_hooks = list(insights.top_hooks)
     posts: list[dict[str, Any]] = []
     counter = 0
     for day in range(1, days + 1):
@@ -272,17 +289,17 @@ async def plan_week(
         "estimated_credits": plan_credits(source_url),
         "posts": posts,
         "context_used": {
-            "ideation_context": context["promptInjection"],
+            "ideation_context": insights.prompt_injection,
             "loop_summary": None,
             "project_id": str(project_id),
         },
         "insights_applied": {
             "top_hooks": top_hooks[:3],
-            "optimal_timing": context["recommendedPostingTime"],
-            "recommended_model": context["recommendedModel"],
-            "winning_patterns": context["winningPatterns"],
-            "insights_count": context["insightsCount"],
-            "has_historical_data": context["hasHistoricalData"],
+            "optimal_timing": insights.optimal_timing,
+            "recommended_model": insights.recommended_model,
+            "winning_patterns": insights.winning_patterns,
+            "insights_count": insights.insights_count,
+            "has_historical_data": insights.has_historical_data,
         },
         "model": model,
     }
