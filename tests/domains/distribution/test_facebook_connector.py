@@ -13,23 +13,20 @@ import pytest
 from tests.conftest import Tenant
 from tests.domains.distribution.conftest import drain, local_settings
 from tests.domains.distribution.meta_standin import GraphStandIn, RateLimit
+from tests.domains.distribution.oauth_flows import configured_connector, kill_after_accepting, stored_account
 from tests.domains.distribution.standins import serve
 from tests.domains.distribution.test_instagram_connector import (
     AUTHORIZE,
     graph_settings,
-    kill_after_accepting,
     schedule,
     sign_in,
-    stored_account_row,
 )
 from tests.domains.distribution.test_media_rules import jpeg, mp4, stored
 from tests.domains.distribution.test_schedule_post import balance, post_row
 from toolhost.config import Settings
-from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
-from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
 
@@ -52,22 +49,26 @@ async def connect_page(
     tenant: Tenant, client: httpx.AsyncClient, platform: Platform, stand_in: GraphStandIn
 ) -> ConnectedAccount:
     return await sign_in(
-        tenant,
-        client,
-        stand_in,
-        host=platform,
-        platform="facebook",
-        connector="facebook",
-        label="Facebook",
-        authorize=AUTHORIZE,
+        tenant, client, stand_in, host=platform, product="facebook", label="Facebook", authorize=AUTHORIZE
     )
 
 
+@pytest.fixture
+def stand_in(graph: tuple[GraphStandIn, str]) -> GraphStandIn:
+    return graph[0]
+
+
+@pytest.fixture
+async def account(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, stand_in: GraphStandIn
+) -> ConnectedAccount:
+    """The brand's Facebook Page, connected through the connect page before the test begins."""
+    return await connect_page(tenant, client, platform, stand_in)
+
+
 async def test_a_page_connects_with_a_page_token_that_does_not_expire(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, graph: tuple[GraphStandIn, str]
+    tenant: Tenant, platform: Platform, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    account = await connect_page(tenant, client, platform, stand_in)
     assert (account.connector, account.username, account.status) == ("facebook", "Brand Page", "active")
     assert account.expires_at is None, "a Page token from a long-lived user token does not expire"
     material = TokenVault(platform.settings.keyring).open(account.secret)
@@ -77,14 +78,8 @@ async def test_a_page_connects_with_a_page_token_that_does_not_expire(
 
 
 async def test_text_photo_multi_photo_and_video_posts_go_to_their_page_edges(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_page(tenant, client, platform, stand_in)
     first, second = [await stored(tenant, jpeg(60 + index, 60), "image/jpeg") for index in range(2)]
     video = await stored(tenant, mp4(64, 36, 2), "video/mp4")
     text_id = await schedule(tenant, {"caption": "Plain words", "platforms": ["facebook"]})
@@ -108,14 +103,8 @@ async def test_text_photo_multi_photo_and_video_posts_go_to_their_page_edges(
 
 
 async def test_a_worker_killed_after_facebook_accepted_the_post_does_not_post_it_twice(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_page(tenant, client, platform, stand_in)
     post_id = await schedule(tenant, {"caption": "Exactly once on the Page", "platforms": ["facebook"]})
     await kill_after_accepting(platform, worker, stand_in, post_id)
     assert (await post_row(platform, post_id)).connector_state["attempt"]["since"]
@@ -130,14 +119,8 @@ async def test_a_worker_killed_after_facebook_accepted_the_post_does_not_post_it
 
 
 async def test_a_multi_photo_post_retried_reuses_its_unpublished_photos(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_page(tenant, client, platform, stand_in)
     keys = [await stored(tenant, jpeg(60 + index, 60), "image/jpeg") for index in range(2)]
     post_id = await schedule(tenant, {"caption": "An album", "platforms": ["facebook"], "r2_keys": keys})
     await kill_after_accepting(platform, worker, stand_in, post_id)
@@ -148,14 +131,8 @@ async def test_a_multi_photo_post_retried_reuses_its_unpublished_photos(
 
 
 async def test_duplicate_text_facebook_refuses_fails_the_post_refunded(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    account = await connect_page(tenant, client, platform, stand_in)
     stand_in.backdate(stand_in.page_post("Same words as this morning"), hours=3)
     before = await balance(platform, tenant.account_id)
     post_id = await schedule(tenant, {"caption": "Same words as this morning", "platforms": ["facebook"]})
@@ -165,37 +142,25 @@ async def test_duplicate_text_facebook_refuses_fails_the_post_refunded(
     assert post.error is not None and "duplicate" in post.error
     assert await balance(platform, tenant.account_id) == before
     assert len(stand_in.own_posts()) == 1
-    assert (await stored_account_row(platform, account.id)).status == "active"
+    assert (await stored_account(platform, account.id)).status == "active"
 
 
 async def test_a_page_token_facebook_no_longer_accepts_marks_the_account_needs_reauth(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    account = await connect_page(tenant, client, platform, stand_in)
     post_id = await schedule(tenant, {"caption": "After removal", "platforms": ["facebook"]})
     stand_in.expire_everything()
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.status == "failed" and post.refunded
     assert post.error is not None and post.error.startswith("needs_reauth: facebook refused the account's access token")
-    assert (await stored_account_row(platform, account.id)).status == "needs_reauth"
+    assert (await stored_account(platform, account.id)).status == "needs_reauth"
     assert stand_in.own_posts() == []
 
 
 async def test_a_page_rate_limit_returns_the_post_to_the_schedule_until_meta_s_estimate(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_page(tenant, client, platform, stand_in)
     stand_in.rate_limit = RateLimit(code=32, minutes=10)
     post_id = await schedule(tenant, {"caption": "Page limit", "platforms": ["facebook"]})
     await drain(worker)
@@ -206,23 +171,15 @@ async def test_a_page_rate_limit_returns_the_post_to_the_schedule_until_meta_s_e
 
 
 async def test_counters_and_comments_come_from_the_page(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    account = await connect_page(tenant, client, platform, stand_in)
     post_id = await schedule(tenant, {"caption": "Count me", "platforms": ["facebook"]})
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.external_post_id is not None
     stand_in.comment(stand_in.objects[post.external_post_id], "Nice", author="Visitor")
 
-    connector = Connectors(platform.settings).get("facebook")
-    assert connector is not None
-    view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
+    connector, view = configured_connector(platform, "facebook", account)
     metrics = await connector.fetch_metrics(view, post.external_post_id)
     assert metrics == {"likes": 7, "comments": 1, "shares": 2, "views": 321}
     [comment] = await connector.list_comments(view, post.external_post_id, limit=10)

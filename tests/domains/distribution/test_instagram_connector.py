@@ -3,7 +3,6 @@ images, reels and carousels through containers exactly once, and each documented
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -13,22 +12,25 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import update
 
 from tests.conftest import Tenant
 from tests.domains.distribution.conftest import drain, local_settings, make_due
 from tests.domains.distribution.meta_standin import GraphStandIn, MetaStandIn, RateLimit, meta_error
+from tests.domains.distribution.oauth_flows import (
+    configured_connector,
+    kill_after_accepting,
+    sign_in_through_connect_page,
+    store_token_material,
+    stored_account,
+)
 from tests.domains.distribution.standins import serve
 from tests.domains.distribution.test_media_rules import jpeg, mp4, stored
 from tests.domains.distribution.test_schedule_post import balance, post_row
 from toolhost.config import Settings
-from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
-from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
-from toolhost.platform.worker import run_jobs
 from toolhost.providers.connectors.base import OutgoingPost, PublishContext
-from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
 AUTHORIZE = "https://www.facebook.example.test/v25.0/dialog/oauth"
@@ -77,75 +79,44 @@ async def sign_in(
     stand_in: MetaStandIn,
     *,
     host: Platform,
-    platform: str,
-    connector: str,
+    product: str,
     label: str,
     authorize: str,
 ) -> ConnectedAccount:
-    """start_platform_connection, the connect page, Meta's consent dialog (the stand-in approves), the callback."""
-    started = await tenant.data("start_platform_connection", {"platform": platform})
-    path = str(started["deep_link"]).removeprefix("http://testserver")
-    page = await client.get(path)
-    assert f"Sign in with {label}" in page.text
-    redirect = await client.get(f"{path}/oauth/{connector}")
-    assert redirect.status_code == 303, redirect.text
-    target = urlsplit(redirect.headers["location"])
-    assert f"{target.scheme}://{target.netloc}{target.path}" == authorize
-    query = {name: values[0] for name, values in parse_qs(target.query).items()}
-    code = stand_in.approve(query)
-    done = await client.get("/app/connect/oauth/callback", params={"code": code, "state": query["state"]})
-    assert done.status_code == 200, done.text
-    data = await tenant.data("list_connected_accounts", {"include_all": True})
-    [listed] = [account for account in data["accounts"] if account["platform"] == platform]
-    return await stored_account_row(host, uuid.UUID(listed["id"]))
-
-
-async def stored_account_row(host: Platform, account_id: uuid.UUID) -> ConnectedAccount:
-    async with host.session_factory() as session:
-        account = await session.get(ConnectedAccount, account_id)
-        assert account is not None
-        return account
+    """Signs in through Meta's consent dialog to one product (its platform and connector share the name); one Meta
+    app can list accounts of several products."""
+    accounts = await sign_in_through_connect_page(
+        tenant, client, stand_in, platform=product, connector=product, label=label, authorize=authorize
+    )
+    [listed] = [account for account in accounts if account["platform"] == product]
+    return await stored_account(host, uuid.UUID(listed["id"]))
 
 
 async def connect_instagram(
     tenant: Tenant, client: httpx.AsyncClient, platform: Platform, stand_in: GraphStandIn
 ) -> ConnectedAccount:
     return await sign_in(
-        tenant,
-        client,
-        stand_in,
-        host=platform,
-        platform="instagram",
-        connector="instagram",
-        label="Facebook",
-        authorize=AUTHORIZE,
+        tenant, client, stand_in, host=platform, product="instagram", label="Facebook", authorize=AUTHORIZE
     )
+
+
+@pytest.fixture
+def stand_in(graph: tuple[GraphStandIn, str]) -> GraphStandIn:
+    return graph[0]
+
+
+@pytest.fixture
+async def account(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, stand_in: GraphStandIn
+) -> ConnectedAccount:
+    """The brand's Instagram account, connected through the connect page before the test begins."""
+    return await connect_instagram(tenant, client, platform, stand_in)
 
 
 async def schedule(tenant: Tenant, arguments: dict[str, Any]) -> str:
     data = await tenant.data("schedule_post", arguments)
     [result] = data["results"].values()
     return str(result["postId"])
-
-
-async def kill_after_accepting(platform: Platform, worker: WorkerContext, stand_in: MetaStandIn, post_id: str) -> None:
-    """Runs the worker until the platform accepted the publication, then kills it before it hears back, and lets
-    the post's lease run out as a dead worker's does."""
-    stand_in.hang_after_accepting = True
-    running = asyncio.create_task(run_jobs(worker))
-    async with asyncio.timeout(30):
-        await stand_in.accepted.wait()
-    running.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await running
-    stand_in.release.set()
-    stand_in.hang_after_accepting = False
-    post = await post_row(platform, post_id)
-    assert post.status == "publishing" and post.external_post_id is None
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Job).where(Job.id == post.job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
-        )
 
 
 async def test_the_connect_page_signs_in_with_facebook_and_keeps_a_long_lived_token(
@@ -168,7 +139,7 @@ async def test_the_connect_page_signs_in_with_facebook_and_keeps_a_long_lived_to
     assert exchange["grant_type"] == "fb_exchange_token"
     [listed] = (await tenant.data("list_connected_accounts", {}))["accounts"]
     assert (listed["connector"], listed["username"]) == ("instagram", "@brand")
-    row = await stored_account_row(platform, uuid.UUID(listed["id"]))
+    row = await stored_account(platform, uuid.UUID(listed["id"]))
     material = TokenVault(platform.settings.keyring).open(row.secret)
     assert stand_in.tokens[material["access_token"]]["kind"] == "user", "the long-lived user token is kept"
     assert row.expires_at is not None and row.expires_at > datetime.now(UTC) + timedelta(days=59)
@@ -193,14 +164,8 @@ async def test_a_person_who_granted_two_pages_is_asked_to_choose_one(
 
 
 async def test_an_image_is_published_through_a_container_with_its_signed_url(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     post_id = await schedule(
         tenant, {"caption": "Launch day", "hashtags": ["launch"], "platforms": ["instagram"], "r2_key": key}
@@ -216,14 +181,8 @@ async def test_an_image_is_published_through_a_container_with_its_signed_url(
 
 
 async def test_a_carousel_of_an_image_and_a_video_waits_for_the_video_item_then_publishes_once(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     image = await stored(tenant, jpeg(100, 100), "image/jpeg")
     video = await stored(tenant, mp4(64, 64, 4), "video/mp4")
     post_id = await schedule(tenant, {"caption": "Two views", "platforms": ["instagram"], "r2_keys": [image, video]})
@@ -238,14 +197,8 @@ async def test_a_carousel_of_an_image_and_a_video_waits_for_the_video_item_then_
 
 
 async def test_a_single_video_is_published_as_a_reel(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     video = await stored(tenant, mp4(36, 64, 4), "video/mp4")
     post_id = await schedule(
         tenant,
@@ -264,14 +217,8 @@ async def test_a_single_video_is_published_as_a_reel(
 
 
 async def test_a_worker_killed_after_instagram_published_the_container_does_not_post_twice(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     post_id = await schedule(tenant, {"caption": "Exactly once", "platforms": ["instagram"], "r2_key": key})
     await kill_after_accepting(platform, worker, stand_in, post_id)
@@ -287,14 +234,8 @@ async def test_a_worker_killed_after_instagram_published_the_container_does_not_
 
 
 async def test_a_retry_publishes_the_saved_container_instead_of_making_another(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     post_id = await schedule(tenant, {"caption": "Second try", "platforms": ["instagram"], "r2_key": key})
     # The container is made, then Instagram is down when it is to be published.
@@ -316,14 +257,8 @@ async def test_a_retry_publishes_the_saved_container_instead_of_making_another(
 
 
 async def test_a_container_instagram_could_not_process_fails_the_post_with_its_reason_and_refunds_it(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     video = await stored(tenant, mp4(36, 64, 4), "video/mp4")
     before = await balance(platform, tenant.account_id)
     post_id = await schedule(tenant, {"caption": "A reel", "platforms": ["instagram"], "r2_key": video})
@@ -341,10 +276,9 @@ async def test_an_expired_token_marks_the_account_needs_reauth_and_refunds_the_p
     client: httpx.AsyncClient,
     platform: Platform,
     worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    stand_in: GraphStandIn,
+    account: ConnectedAccount,
 ) -> None:
-    stand_in, _ = graph
-    account = await connect_instagram(tenant, client, platform, stand_in)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     before = await balance(platform, tenant.account_id)
     post_id = await schedule(
@@ -359,20 +293,14 @@ async def test_an_expired_token_marks_the_account_needs_reauth_and_refunds_the_p
     )
     assert "code 190/463" in post.error
     assert await balance(platform, tenant.account_id) == before
-    assert (await stored_account_row(platform, account.id)).status == "needs_reauth"
+    assert (await stored_account(platform, account.id)).status == "needs_reauth"
     again = await connect_instagram(tenant, client, platform, stand_in)
     assert (again.id, again.status) == (account.id, "active")
 
 
 async def test_a_rate_limit_waits_for_meta_s_estimate_without_using_up_a_retry(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     post_id = await schedule(tenant, {"caption": "Behind the limit", "platforms": ["instagram"], "r2_key": key})
     stand_in.rate_limit = RateLimit(code=80002, minutes=30)
@@ -389,14 +317,8 @@ async def test_a_rate_limit_waits_for_meta_s_estimate_without_using_up_a_retry(
 
 
 async def test_without_an_estimate_a_rate_limit_backs_off_doubling(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     post_id = await schedule(tenant, {"caption": "Backing off", "platforms": ["instagram"], "r2_key": key})
     delays = []
@@ -414,14 +336,8 @@ async def test_without_an_estimate_a_rate_limit_backs_off_doubling(
 
 
 async def test_a_used_up_publishing_limit_returns_the_post_to_the_schedule_for_an_hour(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    await connect_instagram(tenant, client, platform, stand_in)
     stand_in.quota_total = 0
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     post_id = await schedule(tenant, {"caption": "Over the quota", "platforms": ["instagram"], "r2_key": key})
@@ -433,45 +349,28 @@ async def test_a_used_up_publishing_limit_returns_the_post_to_the_schedule_for_a
 
 
 async def test_a_token_with_less_than_a_month_left_is_renewed_and_the_account_s_expiry_moves(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    account = await connect_instagram(tenant, client, platform, stand_in)
     vault = TokenVault(platform.settings.keyring)
     material = vault.open(account.secret)
     soon = datetime.now(UTC) + timedelta(days=10)
     material["expires_at"] = int(soon.timestamp())
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(ConnectedAccount)
-            .where(ConnectedAccount.id == account.id)
-            .values(secret=vault.seal(material), expires_at=soon)
-        )
+    await store_token_material(platform, account.id, material, expires_at=soon)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     post_id = await schedule(tenant, {"caption": "Fresh token", "platforms": ["instagram"], "r2_key": key})
     exchanges = stand_in.exchanges
     await drain(worker)
     assert (await post_row(platform, post_id)).status == "published"
     assert stand_in.exchanges == exchanges + 1
-    row = await stored_account_row(platform, account.id)
+    row = await stored_account(platform, account.id)
     assert row.expires_at is not None and row.expires_at > datetime.now(UTC) + timedelta(days=59)
     renewed = vault.open(row.secret)
     assert renewed["access_token"] != material["access_token"] and renewed["access_token"] in stand_in.tokens
 
 
 async def test_insights_and_comments_come_from_instagram(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    account = await connect_instagram(tenant, client, platform, stand_in)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     post_id = await schedule(tenant, {"caption": "Count me", "platforms": ["instagram"], "r2_key": key})
     await drain(worker)
@@ -479,9 +378,7 @@ async def test_insights_and_comments_come_from_instagram(
     assert post.external_post_id is not None
     stand_in.comment(stand_in.objects[post.external_post_id], "Love it", author="fan")
 
-    connector = Connectors(platform.settings).get("instagram")
-    assert connector is not None
-    view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
+    connector, view = configured_connector(platform, "instagram", account)
     metrics = await connector.fetch_metrics(view, post.external_post_id)
     assert metrics == {"views": 340, "reach": 210, "likes": 25, "comments": 1, "shares": 4, "saves": 9}
     [comment] = await connector.list_comments(view, post.external_post_id, limit=10)
@@ -511,14 +408,8 @@ async def test_without_the_meta_app_settings_the_connect_page_names_them(
 
 
 async def test_the_first_comment_is_posted_once_even_when_a_retry_repeats_the_end_of_the_publication(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    graph: tuple[GraphStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: GraphStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = graph
-    account = await connect_instagram(tenant, client, platform, stand_in)
     key = await stored(tenant, jpeg(100, 100), "image/jpeg")
     metadata = {"instagram": {"first_comment": "Link in bio"}}
     post_id = await schedule(
@@ -532,9 +423,7 @@ async def test_the_first_comment_is_posted_once_even_when_a_retry_repeats_the_en
 
     # A worker that died after Instagram took the comment, before it was recorded, repeats the last step.
     state = {name: value for name, value in post.connector_state.items() if name != "first_comment_id"}
-    connector = Connectors(platform.settings).get("instagram")
-    assert connector is not None
-    view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
+    connector, view = configured_connector(platform, "instagram", account)
 
     async def save_state(saved: dict[str, Any]) -> None:
         state.update(saved)

@@ -19,6 +19,14 @@ from sqlalchemy import update
 from tests.conftest import Tenant
 from tests.domains.distribution.conftest import drain, local_settings, make_due
 from tests.domains.distribution.linkedin_standin import LinkedInStandIn
+from tests.domains.distribution.oauth_flows import (
+    configured_connector,
+    expire_lease,
+    kill_after_accepting,
+    listed_account,
+    sign_in_through_connect_page,
+    stored_account,
+)
 from tests.domains.distribution.standins import serve
 from tests.domains.distribution.test_media_rules import mp4, png, refused, stored
 from tests.domains.distribution.test_schedule_post import balance, post_row
@@ -26,10 +34,9 @@ from toolhost.config import Settings
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.platform.dates import iso
-from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import run_jobs
-from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
 AUTHORIZE = "https://linkedin.example.test/oauth/v2/authorization"
@@ -72,39 +79,18 @@ def organizations() -> None:
 
 
 async def sign_in(tenant: Tenant, client: httpx.AsyncClient, stand_in: LinkedInStandIn) -> ConnectedAccount:
-    """start_platform_connection, the connect page, LinkedIn's consent page (the stand-in approves), the callback."""
-    started = await tenant.data("start_platform_connection", {"platform": "linkedin"})
-    path = str(started["deep_link"]).removeprefix("http://testserver")
-    page = await client.get(path)
-    assert "Sign in with LinkedIn" in page.text
-    redirect = await client.get(f"{path}/oauth/linkedin")
-    assert redirect.status_code == 303
-    target = urlsplit(redirect.headers["location"])
-    assert f"{target.scheme}://{target.netloc}{target.path}" == AUTHORIZE
-    query = {name: values[0] for name, values in parse_qs(target.query).items()}
-    code = stand_in.approve(query)
-    done = await client.get("/app/connect/oauth/callback", params={"code": code, "state": query["state"]})
-    assert done.status_code == 200, done.text
-    [listed] = (await tenant.data("list_connected_accounts", {"include_all": True}))["accounts"]
-    return ConnectedAccount(
-        id=uuid.UUID(listed["id"]), status=listed["status"], username=listed["username"], connector=listed["connector"]
+    [listed] = await sign_in_through_connect_page(
+        tenant, client, stand_in, platform="linkedin", connector="linkedin", label="LinkedIn", authorize=AUTHORIZE
     )
+    return listed_account(listed)
 
 
-async def stored_account(platform: Platform, account_id: uuid.UUID) -> ConnectedAccount:
-    async with platform.session_factory() as session:
-        account = await session.get(ConnectedAccount, account_id)
-        assert account is not None
-        return account
-
-
-async def expire_lease(platform: Platform, post_id: str) -> None:
-    """The dead worker's lease runs out, so the next claim retries the post."""
-    job_id = (await post_row(platform, post_id)).job_id
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
-        )
+@pytest.fixture
+async def account(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, linkedin: LinkedInStandIn
+) -> ConnectedAccount:
+    """The brand's LinkedIn member, connected through the connect page before the test begins."""
+    return await sign_in(tenant, client, linkedin)
 
 
 async def save_marker(platform: Platform, post_id: str, *, since: datetime) -> None:
@@ -152,9 +138,8 @@ async def test_the_connect_page_signs_in_to_linkedin_with_a_checked_state_and_th
 
 
 async def test_a_text_post_is_published_once_as_the_member_with_its_hashtags_as_linkedin_markup(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     post_id = await schedule(tenant, {"caption": "Launch day (finally) #launch", "hashtags": ["#product"]})
     await drain(worker)
     post = await post_row(platform, post_id)
@@ -170,9 +155,8 @@ async def test_a_text_post_is_published_once_as_the_member_with_its_hashtags_as_
 
 
 async def test_two_images_become_a_multi_image_post_uploaded_through_the_images_api(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     keys = [await stored(tenant, png(120, 80), "image/png"), await stored(tenant, png(60, 60), "image/png")]
     post_id = await schedule(tenant, {"caption": "Two views", "r2_keys": keys})
     await drain(worker)
@@ -185,9 +169,8 @@ async def test_two_images_become_a_multi_image_post_uploaded_through_the_images_
 
 
 async def test_a_video_is_uploaded_in_parts_finalized_and_posted_once_available(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     video = mp4(64, 36, 4)
     post_id = await schedule(tenant, {"caption": "A clip", "r2_key": await stored(tenant, video, "video/mp4")})
     await drain(worker)
@@ -199,9 +182,8 @@ async def test_a_video_is_uploaded_in_parts_finalized_and_posted_once_available(
 
 
 async def test_a_video_linkedin_cannot_process_fails_the_post_with_its_reason_and_refunds_it(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     linkedin.fail_processing = True
     post_id = await schedule(tenant, {"caption": "A clip", "r2_key": await stored(tenant, mp4(64, 36, 4), "video/mp4")})
     await drain(worker)
@@ -212,26 +194,11 @@ async def test_a_video_linkedin_cannot_process_fails_the_post_with_its_reason_an
 
 
 async def test_a_worker_killed_after_linkedin_accepted_the_post_does_not_post_it_twice(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
-    linkedin.hang_after_accepting = True
     post_id = await schedule(tenant, {"caption": "Exactly once, no marker"})
-
-    running = asyncio.create_task(run_jobs(worker))
-    async with asyncio.timeout(30):
-        await linkedin.accepted.wait()
-    running.cancel()  # the worker dies: LinkedIn has the post, toolhost never heard back
-    with pytest.raises(asyncio.CancelledError):
-        await running
-    linkedin.release.set()
-    linkedin.hang_after_accepting = False
-    post = await post_row(platform, post_id)
-    assert post.status == "publishing" and post.external_post_id is None
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Job).where(Job.id == post.job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
-        )
+    # The worker dies: LinkedIn has the post, toolhost never heard back
+    await kill_after_accepting(platform, worker, linkedin, post_id)
 
     await drain(worker)
     post = await post_row(platform, post_id)
@@ -243,9 +210,8 @@ async def test_a_worker_killed_after_linkedin_accepted_the_post_does_not_post_it
 
 
 async def test_a_member_s_lost_post_is_adopted_from_linkedin_s_duplicate_refusal_instead_of_posted_twice(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     linkedin.refuse_reading_posts = True  # no r_member_social, as for every app that is not a partner
     linkedin.hang_after_accepting = True
     post_id = await schedule(tenant, {"caption": "Maybe posted"})
@@ -267,9 +233,8 @@ async def test_a_member_s_lost_post_is_adopted_from_linkedin_s_duplicate_refusal
 
 
 async def test_a_member_s_lost_attempt_that_never_reached_linkedin_is_posted_on_the_retry(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     linkedin.refuse_reading_posts = True
     post_id = await schedule(tenant, {"caption": "Never arrived"})
     await save_marker(platform, post_id, since=datetime.now(UTC) - timedelta(minutes=2))
@@ -281,9 +246,8 @@ async def test_a_member_s_lost_attempt_that_never_reached_linkedin_is_posted_on_
 
 
 async def test_a_member_s_attempt_lost_longer_ago_than_linkedin_is_relied_on_fails_instead_of_posting(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     linkedin.refuse_reading_posts = True
     post_id = await schedule(tenant, {"caption": "Maybe posted long ago"})
     await save_marker(platform, post_id, since=datetime.now(UTC) - timedelta(hours=2))
@@ -295,9 +259,8 @@ async def test_a_member_s_attempt_lost_longer_ago_than_linkedin_is_relied_on_fai
 
 
 async def test_duplicate_content_linkedin_refuses_fails_the_post_without_touching_the_account(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    account = await sign_in(tenant, client, linkedin)
     earlier = (datetime.now(UTC) - timedelta(minutes=20)).timestamp()
     linkedin.add_post(f"urn:li:person:{linkedin.member_id}", "Same words as before", created_at=earlier)
     post_id = await schedule(tenant, {"caption": "Same words as before"})
@@ -310,9 +273,13 @@ async def test_duplicate_content_linkedin_refuses_fails_the_post_without_touchin
 
 
 async def test_a_revoked_token_marks_the_account_needs_reauth_and_the_post_fails_refunded(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant,
+    client: httpx.AsyncClient,
+    platform: Platform,
+    worker: WorkerContext,
+    linkedin: LinkedInStandIn,
+    account: ConnectedAccount,
 ) -> None:
-    account = await sign_in(tenant, client, linkedin)
     before = await balance(platform, tenant.account_id)
     post_id = await schedule(tenant, {"caption": "After revocation"})
     linkedin.revoke_everything()
@@ -341,9 +308,8 @@ async def test_an_expired_token_is_refreshed_when_linkedin_issued_a_refresh_toke
 
 
 async def test_a_rate_limited_post_waits_for_retry_after_and_is_published_once(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     linkedin.rate_limit_retry_after = 600
     post_id = await schedule(tenant, {"caption": "Behind the limit"})
     await drain(worker)
@@ -360,13 +326,12 @@ async def test_a_rate_limited_post_waits_for_retry_after_and_is_published_once(
 
 async def test_an_organisation_the_member_administers_posts_and_another_is_refused(
     tenant: Tenant,
-    client: httpx.AsyncClient,
     platform: Platform,
     worker: WorkerContext,
     linkedin: LinkedInStandIn,
     organizations: None,
+    account: ConnectedAccount,
 ) -> None:
-    account = await sign_in(tenant, client, linkedin)
     row = await stored_account(platform, account.id)
     assert row.settings["organizations"] == ["urn:li:organization:2414183"]
     ours = await schedule(
@@ -383,9 +348,8 @@ async def test_an_organisation_the_member_administers_posts_and_another_is_refus
 
 
 async def test_linkedin_media_rules_are_checked_before_any_credit_is_spent(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, linkedin)
     too_long = await refused(tenant, platform, {"caption": "x" * 3001, "platforms": ["linkedin"]})
     assert "linkedin (3000 characters)" in too_long["message"]
     short = await stored(tenant, mp4(64, 36, 2), "video/mp4")
@@ -405,18 +369,13 @@ async def test_linkedin_media_rules_are_checked_before_any_credit_is_spent(
 
 
 async def test_metrics_come_from_linkedin_s_social_metadata(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, linkedin: LinkedInStandIn, account: ConnectedAccount
 ) -> None:
-    account = await sign_in(tenant, client, linkedin)
     post_id = await schedule(tenant, {"caption": "Count me"})
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.external_post_id is not None
-    connector = Connectors(platform.settings).get("linkedin")
-    assert connector is not None
-    view = accounts_service.session_of(
-        await stored_account(platform, account.id), TokenVault(platform.settings.keyring)
-    )
+    connector, view = configured_connector(platform, "linkedin", await stored_account(platform, account.id))
     assert await connector.fetch_metrics(view, post.external_post_id) == {"likes": 6, "comments": 3}
 
 

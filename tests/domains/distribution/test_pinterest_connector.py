@@ -19,6 +19,13 @@ from sqlalchemy import update
 
 from tests.conftest import Tenant
 from tests.domains.distribution.conftest import drain, local_settings, make_due
+from tests.domains.distribution.oauth_flows import (
+    configured_connector,
+    expire_lease,
+    kill_after_accepting,
+    sign_in_through_connect_page,
+    stored_account,
+)
 from tests.domains.distribution.pinterest_standin import PinterestStandIn
 from tests.domains.distribution.standins import serve
 from tests.domains.distribution.test_media_rules import mp4, png, refused, stored
@@ -30,7 +37,6 @@ from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.results import ValidationFailed
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import run_jobs
-from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
 AUTHORIZE = "https://pinterest.example.test/oauth/"
@@ -69,27 +75,18 @@ def settings(request: pytest.FixtureRequest, database_url: str, tmp_path: Path) 
 async def sign_in(
     tenant: Tenant, client: httpx.AsyncClient, platform: Platform, stand_in: PinterestStandIn
 ) -> ConnectedAccount:
-    """start_platform_connection, the connect page, Pinterest's consent page (the stand-in approves), the callback."""
-    started = await tenant.data("start_platform_connection", {"platform": "pinterest"})
-    path = str(started["deep_link"]).removeprefix("http://testserver")
-    assert "Sign in with Pinterest" in (await client.get(path)).text
-    redirect = await client.get(f"{path}/oauth/pinterest")
-    assert redirect.status_code == 303
-    target = urlsplit(redirect.headers["location"])
-    assert f"{target.scheme}://{target.netloc}{target.path}" == AUTHORIZE
-    query = {name: values[0] for name, values in parse_qs(target.query).items()}
-    code = stand_in.approve(query)
-    done = await client.get("/app/connect/oauth/callback", params={"code": code, "state": query["state"]})
-    assert done.status_code == 200, done.text
-    [listed] = (await tenant.data("list_connected_accounts", {"include_all": True}))["accounts"]
+    [listed] = await sign_in_through_connect_page(
+        tenant, client, stand_in, platform="pinterest", connector="pinterest", label="Pinterest", authorize=AUTHORIZE
+    )
     return await stored_account(platform, uuid.UUID(listed["id"]))
 
 
-async def stored_account(platform: Platform, account_id: uuid.UUID) -> ConnectedAccount:
-    async with platform.session_factory() as session:
-        account = await session.get(ConnectedAccount, account_id)
-        assert account is not None
-        return account
+@pytest.fixture
+async def account(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, pinterest: PinterestStandIn
+) -> ConnectedAccount:
+    """The brand's Pinterest account, connected through the connect page before the test begins."""
+    return await sign_in(tenant, client, platform, pinterest)
 
 
 async def schedule(tenant: Tenant, arguments: dict[str, Any]) -> str:
@@ -99,26 +96,6 @@ async def schedule(tenant: Tenant, arguments: dict[str, Any]) -> str:
 
 async def an_image(tenant: Tenant) -> str:
     return await stored(tenant, png(100, 150), "image/png")
-
-
-async def kill_after_accepting(
-    platform: Platform, worker: WorkerContext, stand_in: PinterestStandIn, post_id: str
-) -> None:
-    """A worker dies after Pinterest created the Pin, before it heard back; its lease then runs out."""
-    stand_in.hang_after_accepting = True
-    running = asyncio.create_task(run_jobs(worker))
-    async with asyncio.timeout(30):
-        await stand_in.accepted.wait()
-    running.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await running
-    stand_in.release.set()
-    stand_in.hang_after_accepting = False
-    job_id = (await post_row(platform, post_id)).job_id
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
-        )
 
 
 async def test_the_connect_page_signs_in_to_pinterest_with_comma_separated_scopes_and_http_basic(
@@ -150,9 +127,8 @@ async def test_the_connect_page_signs_in_to_pinterest_with_comma_separated_scope
 
 
 async def test_an_image_pin_is_created_once_on_the_only_board_with_its_title_link_and_alt_text(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, platform, pinterest)
     image = png(100, 150)
     key = await stored(tenant, image, "image/png")
     post_id = await schedule(
@@ -211,9 +187,8 @@ async def test_an_account_with_several_boards_and_no_board_named_fails_the_post_
 
 
 async def test_a_video_is_registered_uploaded_with_its_form_fields_and_pinned_once_processed(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, platform, pinterest)
     video = mp4(64, 96, 5)
     post_id = await schedule(tenant, {"caption": "A clip", "r2_key": await stored(tenant, video, "video/mp4")})
     await drain(worker)
@@ -227,9 +202,8 @@ async def test_a_video_is_registered_uploaded_with_its_form_fields_and_pinned_on
 
 
 async def test_a_video_pinterest_cannot_process_fails_the_post_refunded_and_pins_nothing(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, platform, pinterest)
     pinterest.fail_processing = True
     before = await balance(platform, tenant.account_id)
     post_id = await schedule(tenant, {"caption": "A clip", "r2_key": await stored(tenant, mp4(64, 96, 5), "video/mp4")})
@@ -242,9 +216,8 @@ async def test_a_video_pinterest_cannot_process_fails_the_post_refunded_and_pins
 
 
 async def test_a_worker_killed_after_pinterest_created_the_pin_does_not_pin_it_twice(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, platform, pinterest)
     older = pinterest.add_pin(
         "549755885175", title=None, description="Exactly once", created_at=datetime.now(UTC) - timedelta(hours=2)
     )
@@ -262,9 +235,8 @@ async def test_a_worker_killed_after_pinterest_created_the_pin_does_not_pin_it_t
 
 
 async def test_a_lost_attempt_that_never_reached_pinterest_is_pinned_on_the_retry(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, platform, pinterest)
     post_id = await schedule(tenant, {"caption": "Never arrived", "r2_key": await an_image(tenant)})
     # An earlier worker saved its attempt marker and died before its request reached Pinterest.
     since = (datetime.now(UTC) - timedelta(minutes=3)).isoformat()
@@ -279,9 +251,8 @@ async def test_a_lost_attempt_that_never_reached_pinterest_is_pinned_on_the_retr
 
 
 async def test_an_expired_access_token_is_refreshed_and_the_rotated_refresh_token_kept(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    account = await sign_in(tenant, client, platform, pinterest)
     pinterest.access_tokens.clear()  # 401 "Authentication failed." for the stored access token
     post_id = await schedule(tenant, {"caption": "Still connected", "r2_key": await an_image(tenant)})
     await drain(worker)
@@ -292,9 +263,13 @@ async def test_an_expired_access_token_is_refreshed_and_the_rotated_refresh_toke
 
 
 async def test_a_revoked_token_marks_the_account_needs_reauth_and_the_post_fails_refunded(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant,
+    client: httpx.AsyncClient,
+    platform: Platform,
+    worker: WorkerContext,
+    pinterest: PinterestStandIn,
+    account: ConnectedAccount,
 ) -> None:
-    account = await sign_in(tenant, client, platform, pinterest)
     before = await balance(platform, tenant.account_id)
     post_id = await schedule(tenant, {"caption": "After revocation", "r2_key": await an_image(tenant)})
     pinterest.revoke_everything()
@@ -309,9 +284,8 @@ async def test_a_revoked_token_marks_the_account_needs_reauth_and_the_post_fails
 
 
 async def test_a_rate_limited_pin_waits_for_retry_after_without_using_a_retry(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, platform, pinterest)
     post_id = await schedule(tenant, {"caption": "Behind the limit", "r2_key": await an_image(tenant)})
     pinterest.retry_after = 600
     await drain(worker)
@@ -326,9 +300,8 @@ async def test_a_rate_limited_pin_waits_for_retry_after_without_using_a_retry(
 
 
 async def test_a_pin_pinterest_blocks_as_spam_fails_without_touching_the_account(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    account = await sign_in(tenant, client, platform, pinterest)
     pinterest.spam = True
     post_id = await schedule(tenant, {"caption": "Buy now buy now", "r2_key": await an_image(tenant)})
     await drain(worker)
@@ -339,9 +312,8 @@ async def test_a_pin_pinterest_blocks_as_spam_fails_without_touching_the_account
 
 
 async def test_pinterest_media_and_text_rules_are_checked_before_any_credit_is_spent(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, platform, pinterest)
     image = await an_image(tenant)
     no_media = await refused(tenant, platform, {"caption": "Words alone", "platforms": ["pinterest"]})
     assert "pinterest need media" in no_media["message"]
@@ -369,16 +341,13 @@ async def test_pinterest_media_and_text_rules_are_checked_before_any_credit_is_s
 
 
 async def test_metrics_come_from_pinterest_s_pin_analytics(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    account = await sign_in(tenant, client, platform, pinterest)
     post_id = await schedule(tenant, {"caption": "Count me", "r2_key": await an_image(tenant)})
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.external_post_id is not None
-    connector = Connectors(platform.settings).get("pinterest")
-    assert connector is not None
-    view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
+    connector, view = configured_connector(platform, "pinterest", account)
     counters = await connector.fetch_metrics(view, post.external_post_id)
     assert counters == {"views": 240, "saves": 20, "likes": 12, "comments": 2}
     [query] = pinterest.analytics_queries
@@ -405,9 +374,8 @@ async def test_without_its_app_settings_the_pinterest_connector_names_the_settin
 
 
 async def test_a_worker_whose_post_another_worker_took_over_stops_before_pinning_it(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn
+    tenant: Tenant, platform: Platform, worker: WorkerContext, pinterest: PinterestStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, platform, pinterest)
     pinterest.hold_processing = asyncio.Event()
     post_id = await schedule(
         tenant, {"caption": "A slow clip", "r2_key": await stored(tenant, mp4(64, 96, 5), "video/mp4")}
@@ -426,10 +394,7 @@ async def test_a_worker_whose_post_another_worker_took_over_stops_before_pinning
     assert pinterest.create_requests == 0, "the worker that lost the post did not pin it"
 
     # The other worker died too; the post returns to the queue and is pinned once, reusing the processed video.
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
-        )
+    await expire_lease(platform, post_id)
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.status == "published", post.error

@@ -12,26 +12,27 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import update
 
 from tests.conftest import Tenant
 from tests.domains.distribution.conftest import drain, local_settings
 from tests.domains.distribution.meta_standin import RateLimit, ThreadsStandIn
+from tests.domains.distribution.oauth_flows import (
+    configured_connector,
+    kill_after_accepting,
+    store_token_material,
+    stored_account,
+)
 from tests.domains.distribution.standins import serve
 from tests.domains.distribution.test_instagram_connector import (
-    kill_after_accepting,
     schedule,
     sign_in,
-    stored_account_row,
 )
 from tests.domains.distribution.test_media_rules import jpeg, mp4, png, stored
 from tests.domains.distribution.test_schedule_post import post_row
 from toolhost.config import Settings
-from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
 from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
-from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
 
 AUTHORIZE = "https://threads.example.test/oauth/authorize"
@@ -71,15 +72,21 @@ async def connect_threads(
     tenant: Tenant, client: httpx.AsyncClient, platform: Platform, stand_in: ThreadsStandIn
 ) -> ConnectedAccount:
     return await sign_in(
-        tenant,
-        client,
-        stand_in,
-        host=platform,
-        platform="threads",
-        connector="threads",
-        label="Threads",
-        authorize=AUTHORIZE,
+        tenant, client, stand_in, host=platform, product="threads", label="Threads", authorize=AUTHORIZE
     )
+
+
+@pytest.fixture
+def stand_in(threads_api: tuple[ThreadsStandIn, str]) -> ThreadsStandIn:
+    return threads_api[0]
+
+
+@pytest.fixture
+async def account(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, stand_in: ThreadsStandIn
+) -> ConnectedAccount:
+    """The brand's Threads account, connected through the connect page before the test begins."""
+    return await connect_threads(tenant, client, platform, stand_in)
 
 
 async def test_the_connect_page_signs_in_to_threads_and_keeps_a_sixty_day_token(
@@ -100,7 +107,7 @@ async def test_the_connect_page_signs_in_to_threads_and_keeps_a_sixty_day_token(
     assert grant["grant_type"] == "authorization_code" and grant["client_secret"] == stand_in.client_secret
     assert stand_in.exchanges == 1
     [listed] = (await tenant.data("list_connected_accounts", {}))["accounts"]
-    row = await stored_account_row(platform, uuid.UUID(listed["id"]))
+    row = await stored_account(platform, uuid.UUID(listed["id"]))
     material = TokenVault(platform.settings.keyring).open(row.secret)
     assert stand_in.tokens[material["access_token"]]["kind"] == "user"
     assert row.expires_at is not None and row.expires_at > datetime.now(UTC) + timedelta(days=59)
@@ -108,14 +115,8 @@ async def test_the_connect_page_signs_in_to_threads_and_keeps_a_sixty_day_token(
 
 
 async def test_a_chain_is_published_once_each_post_replying_to_the_one_before(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    threads_api: tuple[ThreadsStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: ThreadsStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = threads_api
-    await connect_threads(tenant, client, platform, stand_in)
     key = await stored(tenant, png(80, 80), "image/png")
     post_id = await schedule(
         tenant,
@@ -138,14 +139,8 @@ async def test_a_chain_is_published_once_each_post_replying_to_the_one_before(
 
 
 async def test_a_carousel_of_an_image_and_a_video_is_one_post(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    threads_api: tuple[ThreadsStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: ThreadsStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = threads_api
-    await connect_threads(tenant, client, platform, stand_in)
     keys = [await stored(tenant, jpeg(80, 80), "image/jpeg"), await stored(tenant, mp4(36, 64, 2), "video/mp4")]
     post_id = await schedule(tenant, {"caption": "Two things", "platforms": ["threads"], "r2_keys": keys})
     await drain(worker)
@@ -157,14 +152,8 @@ async def test_a_carousel_of_an_image_and_a_video_is_one_post(
 
 
 async def test_a_worker_killed_after_threads_published_a_reply_does_not_post_it_twice(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    threads_api: tuple[ThreadsStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: ThreadsStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = threads_api
-    await connect_threads(tenant, client, platform, stand_in)
     post_id = await schedule(
         tenant,
         {"caption": "1/ Start", "platforms": ["threads"], "platform_metadata": {"threads": {"thread": ["2/ End"]}}},
@@ -190,14 +179,8 @@ async def test_a_worker_killed_after_threads_published_a_reply_does_not_post_it_
 
 
 async def test_a_video_threads_could_not_process_fails_the_post_with_its_reason(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    threads_api: tuple[ThreadsStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: ThreadsStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = threads_api
-    await connect_threads(tenant, client, platform, stand_in)
     key = await stored(tenant, mp4(36, 64, 2), "video/mp4")
     post_id = await schedule(tenant, {"caption": "A clip", "platforms": ["threads"], "r2_key": key})
     stand_in.fail_processing = True
@@ -209,32 +192,20 @@ async def test_a_video_threads_could_not_process_fails_the_post_with_its_reason(
 
 
 async def test_an_expired_threads_token_marks_the_account_needs_reauth(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    threads_api: tuple[ThreadsStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: ThreadsStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = threads_api
-    account = await connect_threads(tenant, client, platform, stand_in)
     post_id = await schedule(tenant, {"caption": "Too late", "platforms": ["threads"]})
     stand_in.expire_everything()
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.status == "failed" and post.refunded
     assert post.error is not None and post.error.startswith("needs_reauth: threads refused the account's access token")
-    assert (await stored_account_row(platform, account.id)).status == "needs_reauth"
+    assert (await stored_account(platform, account.id)).status == "needs_reauth"
 
 
 async def test_a_threads_rate_limit_returns_the_post_to_the_schedule(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    threads_api: tuple[ThreadsStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: ThreadsStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = threads_api
-    await connect_threads(tenant, client, platform, stand_in)
     stand_in.rate_limit = RateLimit(code=613)
     post_id = await schedule(tenant, {"caption": "Slow down", "platforms": ["threads"]})
     await drain(worker)
@@ -245,52 +216,33 @@ async def test_a_threads_rate_limit_returns_the_post_to_the_schedule(
 
 
 async def test_a_threads_token_with_less_than_a_month_left_is_refreshed(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    threads_api: tuple[ThreadsStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: ThreadsStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = threads_api
-    account = await connect_threads(tenant, client, platform, stand_in)
     vault = TokenVault(platform.settings.keyring)
     material = vault.open(account.secret)
     # Issued 40 days ago, 20 days left: Threads renews tokens at least a day old.
     stand_in.tokens[material["access_token"]]["issued"] = time.time() - 40 * 86400
     soon = datetime.now(UTC) + timedelta(days=20)
     material["expires_at"] = int(soon.timestamp())
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(ConnectedAccount)
-            .where(ConnectedAccount.id == account.id)
-            .values(secret=vault.seal(material), expires_at=soon)
-        )
+    await store_token_material(platform, account.id, material, expires_at=soon)
     post_id = await schedule(tenant, {"caption": "Renewed", "platforms": ["threads"]})
     await drain(worker)
     assert (await post_row(platform, post_id)).status == "published"
     assert stand_in.refreshes == 1
-    row = await stored_account_row(platform, account.id)
+    row = await stored_account(platform, account.id)
     assert row.expires_at is not None and row.expires_at > datetime.now(UTC) + timedelta(days=59)
 
 
 async def test_insights_and_replies_come_from_threads(
-    tenant: Tenant,
-    client: httpx.AsyncClient,
-    platform: Platform,
-    worker: WorkerContext,
-    threads_api: tuple[ThreadsStandIn, str],
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: ThreadsStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = threads_api
-    account = await connect_threads(tenant, client, platform, stand_in)
     post_id = await schedule(tenant, {"caption": "Talk to me", "platforms": ["threads"]})
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.external_post_id is not None
     stand_in.add_reply(post.external_post_id, "Hello", username="fan")
 
-    connector = Connectors(platform.settings).get("threads")
-    assert connector is not None
-    view = accounts_service.session_of(account, TokenVault(platform.settings.keyring))
+    connector, view = configured_connector(platform, "threads", account)
     metrics = await connector.fetch_metrics(view, post.external_post_id)
     assert metrics == {"views": 500, "likes": 30, "comments": 1, "shares": 3, "quotes": 1}
     [reply] = await connector.list_comments(view, post.external_post_id, limit=10)

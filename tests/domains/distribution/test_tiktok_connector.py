@@ -4,29 +4,31 @@ Posting API, and each documented error case."""
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import update
 
 from tests.conftest import Tenant
 from tests.domains.distribution.conftest import drain, local_settings
+from tests.domains.distribution.oauth_flows import (
+    kill_after_accepting,
+    listed_account,
+    sign_in_through_connect_page,
+    stored_account,
+)
 from tests.domains.distribution.standins import serve
 from tests.domains.distribution.test_media_rules import mp4, refused, stored
 from tests.domains.distribution.test_schedule_post import post_row
 from tests.domains.distribution.tiktok_standin import TikTokStandIn
 from toolhost.config import Settings
 from toolhost.domains.distribution.models import ConnectedAccount
-from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
-from toolhost.platform.worker import run_jobs
 
 AUTHORIZE = "https://tiktok.example.test/v2/auth/authorize/"
 
@@ -67,21 +69,18 @@ def clip() -> bytes:
 
 
 async def sign_in(tenant: Tenant, client: httpx.AsyncClient, stand_in: TikTokStandIn) -> ConnectedAccount:
-    started = await tenant.data("start_platform_connection", {"platform": "tiktok"})
-    path = str(started["deep_link"]).removeprefix("http://testserver")
-    assert "Sign in with TikTok" in (await client.get(path)).text
-    redirect = await client.get(f"{path}/oauth/tiktok")
-    assert redirect.status_code == 303
-    target = urlsplit(redirect.headers["location"])
-    assert f"{target.scheme}://{target.netloc}{target.path}" == AUTHORIZE
-    query = {name: values[0] for name, values in parse_qs(target.query).items()}
-    code = stand_in.approve(query)
-    done = await client.get("/app/connect/oauth/callback", params={"code": code, "state": query["state"]})
-    assert done.status_code == 200, done.text
-    [listed] = (await tenant.data("list_connected_accounts", {"include_all": True}))["accounts"]
-    return ConnectedAccount(
-        id=uuid.UUID(listed["id"]), status=listed["status"], username=listed["username"], connector=listed["connector"]
+    [listed] = await sign_in_through_connect_page(
+        tenant, client, stand_in, platform="tiktok", connector="tiktok", label="TikTok", authorize=AUTHORIZE
     )
+    return listed_account(listed)
+
+
+@pytest.fixture
+async def account(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, tiktok: TikTokStandIn
+) -> ConnectedAccount:
+    """The brand's TikTok account, connected through the connect page before the test begins."""
+    return await sign_in(tenant, client, tiktok)
 
 
 async def schedule(tenant: Tenant, video: bytes, options: dict[str, Any] | None = None) -> str:
@@ -123,13 +122,12 @@ async def test_the_connect_page_signs_in_to_tiktok_with_its_client_key_and_comma
 
 async def test_a_video_is_posted_once_directly_after_tiktok_processed_it(
     tenant: Tenant,
-    client: httpx.AsyncClient,
     platform: Platform,
     worker: WorkerContext,
     tiktok: TikTokStandIn,
     clip: bytes,
+    account: ConnectedAccount,
 ) -> None:
-    await sign_in(tenant, client, tiktok)
     post_id = await schedule(tenant, clip, {"enable_duet": False})
     await drain(worker)
     post = await post_row(platform, post_id)
@@ -145,28 +143,15 @@ async def test_a_video_is_posted_once_directly_after_tiktok_processed_it(
 
 async def test_a_worker_killed_after_tiktok_accepted_the_video_does_not_post_it_twice(
     tenant: Tenant,
-    client: httpx.AsyncClient,
     platform: Platform,
     worker: WorkerContext,
     tiktok: TikTokStandIn,
     clip: bytes,
+    account: ConnectedAccount,
 ) -> None:
-    await sign_in(tenant, client, tiktok)
-    tiktok.hang_after_accepting = True
     post_id = await schedule(tenant, clip)
-    running = asyncio.create_task(run_jobs(worker))
-    async with asyncio.timeout(30):
-        await tiktok.accepted.wait()
-    running.cancel()  # the worker dies: TikTok has the whole video, toolhost never heard back
-    with pytest.raises(asyncio.CancelledError):
-        await running
-    tiktok.release.set()
-    tiktok.hang_after_accepting = False
-    job_id = (await post_row(platform, post_id)).job_id
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Job).where(Job.id == job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
-        )
+    # The worker dies: TikTok has the whole video, toolhost never heard back
+    await kill_after_accepting(platform, worker, tiktok, post_id)
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.status == "published", post.error
@@ -177,13 +162,12 @@ async def test_a_worker_killed_after_tiktok_accepted_the_video_does_not_post_it_
 
 async def test_a_video_tiktok_cannot_process_fails_the_post_with_its_reason_and_refunds_it(
     tenant: Tenant,
-    client: httpx.AsyncClient,
     platform: Platform,
     worker: WorkerContext,
     tiktok: TikTokStandIn,
     clip: bytes,
+    account: ConnectedAccount,
 ) -> None:
-    await sign_in(tenant, client, tiktok)
     tiktok.fail_processing = "frame_rate_check_failed"
     post_id = await schedule(tenant, clip)
     await drain(worker)
@@ -195,53 +179,46 @@ async def test_a_video_tiktok_cannot_process_fails_the_post_with_its_reason_and_
 
 async def test_tiktok_s_daily_post_cap_fails_the_post_with_tiktok_s_reason(
     tenant: Tenant,
-    client: httpx.AsyncClient,
     platform: Platform,
     worker: WorkerContext,
     tiktok: TikTokStandIn,
     clip: bytes,
+    account: ConnectedAccount,
 ) -> None:
-    account = await sign_in(tenant, client, tiktok)
     tiktok.too_many_posts = True
     post_id = await schedule(tenant, clip)
     await drain(worker)
     post = await post_row(platform, post_id)
     assert (post.status, post.refunded) == ("failed", True)
     assert post.error is not None and "spam_risk_too_many_posts" in post.error
-    async with platform.session_factory() as session:
-        row = await session.get(ConnectedAccount, account.id)
-        assert row is not None and row.status == "active"
+    assert (await stored_account(platform, account.id)).status == "active"
 
 
 async def test_a_revoked_token_marks_the_tiktok_account_needs_reauth_and_refunds_the_post(
     tenant: Tenant,
-    client: httpx.AsyncClient,
     platform: Platform,
     worker: WorkerContext,
     tiktok: TikTokStandIn,
     clip: bytes,
+    account: ConnectedAccount,
 ) -> None:
-    account = await sign_in(tenant, client, tiktok)
     post_id = await schedule(tenant, clip)
     tiktok.revoke_everything()
     await drain(worker)
     post = await post_row(platform, post_id)
     assert post.status == "failed" and post.refunded
     assert post.error is not None and post.error.startswith("needs_reauth: ")
-    async with platform.session_factory() as session:
-        row = await session.get(ConnectedAccount, account.id)
-        assert row is not None and row.status == "needs_reauth"
+    assert (await stored_account(platform, account.id)).status == "needs_reauth"
 
 
 async def test_a_rate_limited_tiktok_post_returns_to_the_schedule_without_using_a_retry(
     tenant: Tenant,
-    client: httpx.AsyncClient,
     platform: Platform,
     worker: WorkerContext,
     tiktok: TikTokStandIn,
     clip: bytes,
+    account: ConnectedAccount,
 ) -> None:
-    await sign_in(tenant, client, tiktok)
     tiktok.rate_limited = True
     post_id = await schedule(tenant, clip)
     await drain(worker)
@@ -252,9 +229,8 @@ async def test_a_rate_limited_tiktok_post_returns_to_the_schedule_without_using_
 
 
 async def test_tiktok_media_rules_refuse_a_video_below_360_pixels_before_any_credit_is_spent(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, tiktok: TikTokStandIn
+    tenant: Tenant, platform: Platform, tiktok: TikTokStandIn, account: ConnectedAccount
 ) -> None:
-    await sign_in(tenant, client, tiktok)
     key = await stored(tenant, mp4(64, 36, 4), "video/mp4")
     arguments = {
         "caption": "#a #b #c clip",

@@ -3,7 +3,6 @@ PKCE), publishing posts, threads and media exactly once, and each documented err
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -12,10 +11,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import update
 
 from tests.conftest import Tenant
 from tests.domains.distribution.conftest import drain, local_settings, make_due
+from tests.domains.distribution.oauth_flows import (
+    configured_connector,
+    kill_after_accepting,
+    listed_account,
+    sign_in_through_connect_page,
+    store_token_material,
+    stored_account,
+)
 from tests.domains.distribution.standins import serve
 from tests.domains.distribution.test_media_rules import mp4, png, stored
 from tests.domains.distribution.test_schedule_post import balance, post_row
@@ -23,9 +29,8 @@ from tests.domains.distribution.x_standin import XStandIn
 from toolhost.config import Settings
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount
-from toolhost.platform.jobs import Job, WorkerContext
+from toolhost.platform.jobs import WorkerContext
 from toolhost.platform.runtime import Platform
-from toolhost.platform.worker import run_jobs
 from toolhost.providers.connectors.base import OutgoingPost, PublishContext
 from toolhost.providers.connectors.registry import Connectors
 from toolhost.providers.connectors.vault import TokenVault
@@ -67,31 +72,23 @@ def settings(request: pytest.FixtureRequest, database_url: str, tmp_path: Path) 
 
 
 async def sign_in(tenant: Tenant, client: httpx.AsyncClient, stand_in: XStandIn) -> ConnectedAccount:
-    """start_platform_connection, the connect page, X's consent page (the stand-in approves), the callback."""
-    started = await tenant.data("start_platform_connection", {"platform": "twitter"})
-    path = str(started["deep_link"]).removeprefix("http://testserver")
-    page = await client.get(path)
-    assert "Sign in with X" in page.text
-    redirect = await client.get(f"{path}/oauth/x")
-    assert redirect.status_code == 303
-    target = urlsplit(redirect.headers["location"])
-    assert f"{target.scheme}://{target.netloc}{target.path}" == AUTHORIZE
-    query = {name: values[0] for name, values in parse_qs(target.query).items()}
-    code = stand_in.approve(query)
-    done = await client.get("/app/connect/oauth/callback", params={"code": code, "state": query["state"]})
-    assert done.status_code == 200, done.text
-    data = await tenant.data("list_connected_accounts", {"include_all": True})
-    [listed] = data["accounts"]
-    return ConnectedAccount(
-        id=uuid.UUID(listed["id"]), status=listed["status"], username=listed["username"], connector=listed["connector"]
+    [listed] = await sign_in_through_connect_page(
+        tenant, client, stand_in, platform="twitter", connector="x", label="X", authorize=AUTHORIZE
     )
+    return listed_account(listed)
 
 
-async def stored_account(platform: Platform, account_id: uuid.UUID) -> ConnectedAccount:
-    async with platform.session_factory() as session:
-        account = await session.get(ConnectedAccount, account_id)
-        assert account is not None
-        return account
+@pytest.fixture
+def stand_in(x: tuple[XStandIn, str]) -> XStandIn:
+    return x[0]
+
+
+@pytest.fixture
+async def account(
+    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, stand_in: XStandIn
+) -> ConnectedAccount:
+    """The brand's X account, connected through the connect page before the test begins."""
+    return await sign_in(tenant, client, stand_in)
 
 
 async def test_the_connect_page_signs_in_to_x_with_pkce_and_a_checked_state(
@@ -163,28 +160,12 @@ async def test_a_thread_with_an_image_is_published_once_each_post_replying_to_th
 
 
 async def test_a_worker_killed_after_x_accepted_the_post_does_not_post_it_twice(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, x: tuple[XStandIn, str]
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: XStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = x
-    await sign_in(tenant, client, stand_in)
-    stand_in.hang_after_accepting = True
     data = await tenant.data("schedule_post", {"caption": "Exactly once & no marker", "platforms": ["twitter"]})
     post_id = data["results"]["Twitter"]["postId"]
-
-    running = asyncio.create_task(run_jobs(worker))
-    async with asyncio.timeout(30):
-        await stand_in.accepted.wait()
-    running.cancel()  # the worker dies: X has the post, toolhost never heard back
-    with pytest.raises(asyncio.CancelledError):
-        await running
-    stand_in.release.set()
-    stand_in.hang_after_accepting = False
-    post = await post_row(platform, post_id)
-    assert post.status == "publishing" and post.external_post_id is None
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(Job).where(Job.id == post.job_id).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
-        )
+    # The worker dies: X has the post, toolhost never heard back
+    await kill_after_accepting(platform, worker, stand_in, post_id)
 
     await drain(worker)
     post = await post_row(platform, post_id)
@@ -196,18 +177,13 @@ async def test_a_worker_killed_after_x_accepted_the_post_does_not_post_it_twice(
 
 
 async def test_a_token_about_to_expire_is_refreshed_first_and_the_rotated_tokens_are_stored(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, x: tuple[XStandIn, str]
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: XStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = x
-    account = await sign_in(tenant, client, stand_in)
     vault = TokenVault(platform.settings.keyring)
     row = await stored_account(platform, account.id)
     material = vault.open(row.secret)
     material["expires_at"] = int(datetime.now(UTC).timestamp()) + 60  # inside the refresh margin
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(ConnectedAccount).where(ConnectedAccount.id == account.id).values(secret=vault.seal(material))
-        )
+    await store_token_material(platform, account.id, material)
     data = await tenant.data("schedule_post", {"caption": "Fresh token", "platforms": ["twitter"]})
     await drain(worker)
     assert (await post_row(platform, data["results"]["Twitter"]["postId"])).status == "published"
@@ -218,10 +194,8 @@ async def test_a_token_about_to_expire_is_refreshed_first_and_the_rotated_tokens
 
 
 async def test_an_access_token_x_expired_early_answers_401_and_is_refreshed_once(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, x: tuple[XStandIn, str]
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: XStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = x
-    await sign_in(tenant, client, stand_in)
     stand_in.access_tokens.clear()  # "OAuth 2.0 Authorization Code Flow with PKCE": X ended the token early
     data = await tenant.data("schedule_post", {"caption": "Still connected", "platforms": ["twitter"]})
     await drain(worker)
@@ -231,10 +205,13 @@ async def test_an_access_token_x_expired_early_answers_401_and_is_refreshed_once
 
 
 async def test_a_revoked_token_marks_the_account_needs_reauth_and_the_post_fails_refunded(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, x: tuple[XStandIn, str]
+    tenant: Tenant,
+    client: httpx.AsyncClient,
+    platform: Platform,
+    worker: WorkerContext,
+    stand_in: XStandIn,
+    account: ConnectedAccount,
 ) -> None:
-    stand_in, _ = x
-    account = await sign_in(tenant, client, stand_in)
     before = await balance(platform, tenant.account_id)
     data = await tenant.data("schedule_post", {"caption": "After revocation", "platforms": ["twitter"]})
     assert await balance(platform, tenant.account_id) == before - 1
@@ -294,10 +271,8 @@ async def test_a_video_x_cannot_process_fails_the_post_with_x_s_reason_and_refun
 
 
 async def test_a_video_is_uploaded_in_chunks_and_attached_after_processing(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, x: tuple[XStandIn, str]
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: XStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = x
-    await sign_in(tenant, client, stand_in)
     video = mp4(64, 36, 2)
     key = await stored(tenant, video, "video/mp4")
     data = await tenant.data("schedule_post", {"caption": "A clip", "platforms": ["twitter"], "r2_key": key})
@@ -309,10 +284,8 @@ async def test_a_video_is_uploaded_in_chunks_and_attached_after_processing(
 
 
 async def test_duplicate_content_x_refuses_fails_the_post_without_touching_the_account(
-    tenant: Tenant, client: httpx.AsyncClient, platform: Platform, worker: WorkerContext, x: tuple[XStandIn, str]
+    tenant: Tenant, platform: Platform, worker: WorkerContext, stand_in: XStandIn, account: ConnectedAccount
 ) -> None:
-    stand_in, _ = x
-    account = await sign_in(tenant, client, stand_in)
     stand_in.add_tweet("Same words as this morning", created_at=datetime.now(UTC) - timedelta(hours=3))
     data = await tenant.data("schedule_post", {"caption": "Same words as this morning", "platforms": ["twitter"]})
     await drain(worker)
@@ -334,11 +307,7 @@ async def test_metrics_and_replies_come_from_x(
     assert post.external_post_id is not None
     stand_in.add_tweet("Love it", reply_to=post.external_post_id, author_id="99")
 
-    connector = Connectors(platform.settings).get("x")
-    assert connector is not None
-    view = accounts_service.session_of(
-        await stored_account(platform, account.id), TokenVault(platform.settings.keyring)
-    )
+    connector, view = configured_connector(platform, "x", await stored_account(platform, account.id))
     metrics = await connector.fetch_metrics(view, post.external_post_id)
     assert metrics == {"views": 120, "likes": 5, "comments": 1, "shares": 2, "saves": 3, "quotes": 1}
     [comment] = await connector.list_comments(view, post.external_post_id, limit=10)
@@ -448,10 +417,7 @@ async def test_two_workers_refreshing_one_account_keep_it_connected_although_x_r
     row = await stored_account(platform, account.id)
     material = vault.open(row.secret)
     material["expires_at"] = int(datetime.now(UTC).timestamp()) - 1
-    async with platform.session_factory() as session, session.begin():
-        await session.execute(
-            update(ConnectedAccount).where(ConnectedAccount.id == account.id).values(secret=vault.seal(material))
-        )
+    await store_token_material(platform, account.id, material)
     row = await stored_account(platform, account.id)
     connector = Connectors(platform.settings).get("x")
     assert isinstance(connector, XConnector)

@@ -7,7 +7,7 @@ whose app settings are missing serves nothing and answers a validation_error nam
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from toolhost.platform.results import ValidationFailed
 from toolhost.providers.connectors.base import (
@@ -43,7 +43,9 @@ from toolhost.providers.connectors.youtube import YouTubeConnector
 from toolhost.providers.fetch import Fetcher
 
 if TYPE_CHECKING:
-    from toolhost.config import Settings
+    from pydantic import SecretStr
+
+    from toolhost.config import ConnectorSettings, Settings
 
 SETTINGS_PREFIX = "TOOLHOST_DISTRIBUTION__CONNECTORS__"
 COMMENT_CAPABILITIES = (COMMENTS_LIST, COMMENTS_REPLY, COMMENTS_POST, COMMENTS_MODERATE, COMMENTS_DELETE)
@@ -70,30 +72,36 @@ class ConnectorInfo:
         return self.enabled and not self.missing_settings
 
 
+def app_from_settings(
+    options: ConnectorSettings,
+    app: str,
+    scopes: tuple[str, ...],
+    *,
+    id_setting: str = "client_id",
+    pkce: bool = True,
+    client_auth: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic",
+    scope_separator: str = " ",
+) -> OAuthApp:
+    """The operator's app on one platform, from the `<app>_<id_setting>`, `<app>_client_secret`,
+    `<app>_authorize_url` and `<app>_token_url` settings; one name gives both the fields and the environment
+    variables a missing id or secret is reported by, so the two cannot drift apart."""
+    client_secret: SecretStr | None = getattr(options, f"{app}_client_secret")
+    return OAuthApp(
+        client_id=getattr(options, f"{app}_{id_setting}"),
+        client_secret=client_secret.get_secret_value() if client_secret else None,
+        authorize_url=getattr(options, f"{app}_authorize_url"),
+        token_url=getattr(options, f"{app}_token_url"),
+        scopes=scopes,
+        setting_names=(f"{SETTINGS_PREFIX}{app}_{id_setting}".upper(), f"{SETTINGS_PREFIX}{app}_client_secret".upper()),
+        pkce=pkce,
+        client_auth=client_auth,
+        scope_separator=scope_separator,
+    )
+
+
 def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
     """Every connector toolhost has, configured from the settings (enabled or not)."""
     options = settings.distribution.connectors
-    x_secret = options.x_client_secret.get_secret_value() if options.x_client_secret else None
-    meta_secret = options.meta_client_secret.get_secret_value() if options.meta_client_secret else None
-    threads_secret = options.threads_client_secret.get_secret_value() if options.threads_client_secret else None
-    meta_settings = (f"{SETTINGS_PREFIX}META_CLIENT_ID", f"{SETTINGS_PREFIX}META_CLIENT_SECRET")
-
-    def meta_app(scopes: tuple[str, ...]) -> OAuthApp:
-        """The one Meta app with Facebook Login, asking for one product's scopes (Instagram or Facebook)."""
-        return OAuthApp(
-            client_id=options.meta_client_id,
-            client_secret=meta_secret,
-            authorize_url=options.meta_authorize_url,
-            token_url=options.meta_token_url,
-            scopes=scopes,
-            setting_names=meta_settings,
-            pkce=False,
-            client_auth="client_secret_post",
-        )
-
-    linkedin_secret = options.linkedin_client_secret.get_secret_value() if options.linkedin_client_secret else None
-    tiktok_secret = options.tiktok_client_secret.get_secret_value() if options.tiktok_client_secret else None
-    pinterest_secret = options.pinterest_client_secret.get_secret_value() if options.pinterest_client_secret else None
     return {
         "webhook": WebhookConnector(
             fetcher, timeout=options.webhook_timeout, attempts=options.webhook_attempts, backoff=options.webhook_backoff
@@ -111,14 +119,7 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
         ),
         "x": XConnector(
             fetcher,
-            app=OAuthApp(
-                client_id=options.x_client_id,
-                client_secret=x_secret,
-                authorize_url=options.x_authorize_url,
-                token_url=options.x_token_url,
-                scopes=X_SCOPES,
-                setting_names=(f"{SETTINGS_PREFIX}X_CLIENT_ID", f"{SETTINGS_PREFIX}X_CLIENT_SECRET"),
-            ),
+            app=app_from_settings(options, "x", X_SCOPES),
             api_url=options.x_api_url,
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
@@ -127,7 +128,7 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
         # secret as a form field, and the Facebook Login dialog is not documented to take PKCE.
         "instagram": InstagramConnector(
             fetcher,
-            app=meta_app(INSTAGRAM_SCOPES),
+            app=app_from_settings(options, "meta", INSTAGRAM_SCOPES, pkce=False, client_auth="client_secret_post"),
             api_url=options.meta_graph_url,
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
@@ -135,7 +136,7 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
         ),
         "facebook": FacebookConnector(
             fetcher,
-            app=meta_app(FACEBOOK_SCOPES),
+            app=app_from_settings(options, "meta", FACEBOOK_SCOPES, pkce=False, client_auth="client_secret_post"),
             api_url=options.meta_graph_url,
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
@@ -145,16 +146,8 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
         # authorization window lists scopes with commas.
         "threads": ThreadsConnector(
             fetcher,
-            app=OAuthApp(
-                client_id=options.threads_client_id,
-                client_secret=threads_secret,
-                authorize_url=options.threads_authorize_url,
-                token_url=options.threads_token_url,
-                scopes=THREADS_SCOPES,
-                setting_names=(f"{SETTINGS_PREFIX}THREADS_CLIENT_ID", f"{SETTINGS_PREFIX}THREADS_CLIENT_SECRET"),
-                pkce=False,
-                client_auth="client_secret_post",
-                scope_separator=",",
+            app=app_from_settings(
+                options, "threads", THREADS_SCOPES, pkce=False, client_auth="client_secret_post", scope_separator=","
             ),
             api_url=options.threads_api_url,
             rate_limit_wait=options.rate_limit_wait,
@@ -163,19 +156,12 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
         ),
         "linkedin": LinkedInConnector(
             fetcher,
-            app=OAuthApp(
-                client_id=options.linkedin_client_id,
-                client_secret=linkedin_secret,
-                authorize_url=options.linkedin_authorize_url,
-                token_url=options.linkedin_token_url,
-                scopes=LINKEDIN_MEMBER_SCOPES
-                + (LINKEDIN_ORGANIZATION_SCOPES if options.linkedin_organizations else ()),
-                setting_names=(
-                    f"{SETTINGS_PREFIX}LINKEDIN_CLIENT_ID",
-                    f"{SETTINGS_PREFIX}LINKEDIN_CLIENT_SECRET",
-                ),
-                # "Authorization Code Flow": LinkedIn takes PKCE only from some apps (native clients); the flow
-                # rests on the state the connect page checks, and the secret travels in the form body.
+            # "Authorization Code Flow": LinkedIn takes PKCE only from some apps (native clients); the flow rests
+            # on the state the connect page checks, and the secret travels in the form body.
+            app=app_from_settings(
+                options,
+                "linkedin",
+                LINKEDIN_MEMBER_SCOPES + (LINKEDIN_ORGANIZATION_SCOPES if options.linkedin_organizations else ()),
                 pkce=False,
                 client_auth="client_secret_post",
             ),
@@ -187,37 +173,18 @@ def build_all(settings: Settings, fetcher: Fetcher) -> dict[str, Connector]:
         ),
         "tiktok": TikTokConnector(
             fetcher,
-            app=OAuthApp(
-                client_id=options.tiktok_client_key,
-                client_secret=tiktok_secret,
-                authorize_url=options.tiktok_authorize_url,
-                token_url=options.tiktok_token_url,
-                scopes=TIKTOK_SCOPES,
-                setting_names=(f"{SETTINGS_PREFIX}TIKTOK_CLIENT_KEY", f"{SETTINGS_PREFIX}TIKTOK_CLIENT_SECRET"),
-                # "Login Kit for Web": web apps send no PKCE challenge; the connector writes its own requests.
-                pkce=False,
-                client_auth="client_secret_post",
+            # "Login Kit for Web": web apps send no PKCE challenge; the connector writes its own requests.
+            app=app_from_settings(
+                options, "tiktok", TIKTOK_SCOPES, id_setting="client_key", pkce=False, client_auth="client_secret_post"
             ),
             api_url=options.tiktok_api_url,
             media_processing_polls=options.media_processing_polls,
         ),
         "pinterest": PinterestConnector(
             fetcher,
-            app=OAuthApp(
-                client_id=options.pinterest_client_id,
-                client_secret=pinterest_secret,
-                authorize_url=options.pinterest_authorize_url,
-                token_url=options.pinterest_token_url,
-                scopes=PINTEREST_SCOPES,
-                setting_names=(
-                    f"{SETTINGS_PREFIX}PINTEREST_CLIENT_ID",
-                    f"{SETTINGS_PREFIX}PINTEREST_CLIENT_SECRET",
-                ),
-                # "Set up authentication and authorization": the authorization page takes comma-separated scopes
-                # and documents no PKCE; the token endpoint takes the app id and secret as HTTP Basic.
-                pkce=False,
-                scope_separator=",",
-            ),
+            # "Set up authentication and authorization": the authorization page takes comma-separated scopes and
+            # documents no PKCE; the token endpoint takes the app id and secret as HTTP Basic.
+            app=app_from_settings(options, "pinterest", PINTEREST_SCOPES, pkce=False, scope_separator=","),
             api_url=options.pinterest_api_url,
             rate_limit_wait=options.rate_limit_wait,
             media_processing_polls=options.media_processing_polls,
