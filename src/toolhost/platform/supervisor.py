@@ -18,7 +18,6 @@ beside the workers of the parent's replacement.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import multiprocessing
 import os
@@ -134,6 +133,8 @@ def _stop_when_parent_dies() -> None:
     """Asks the kernel for SIGTERM when the parent dies (Linux only; elsewhere an orphan runs until stopped)."""
     if not sys.platform.startswith("linux"):
         return
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    # The process's own symbols (libc among them): ctypes.util.find_library would start a subprocess in a child
+    # forked from a parent with threads, which can hang on a lock another thread held at the fork.
+    libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
         logger.warning("could not ask for a signal on the supervisor's death: errno %d", ctypes.get_errno())
