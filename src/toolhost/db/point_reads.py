@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVarTuple, cast
 
@@ -30,11 +30,11 @@ from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect, make_url
 
+from toolhost.db.driver_statements import Conversion, bind_conversions
 from toolhost.db.session import is_sqlite
 
 Columns = TypeVarTuple("Columns")
 POSTGRES_CONNECTIONS = 4
-Conversion = Callable[[Any], Any] | None
 # What a read raises when its connection, not its statement, failed: the protocol left mid-operation by an
 # error that ended the session ("another operation is in progress"), a closed connection, the network, the
 # server's connection errors (class 08) and its ending of sessions (57P01-57P03, 57P05: an administrator, a
@@ -230,13 +230,11 @@ class PointReader:
 
     def _compile(self, statement: Select[*tuple[Any, ...]]) -> _Compiled:
         compiled = statement.compile(dialect=self._dialect)
-        names = tuple(compiled.positiontup or ())
+        names, binds = bind_conversions(compiled, self._dialect)
         return _Compiled(
             sql=str(compiled),
             parameters=names,
-            binds=tuple(
-                compiled.binds[name].type.dialect_impl(self._dialect).bind_processor(self._dialect) for name in names
-            ),
+            binds=binds,
             results=tuple(
                 column.type.dialect_impl(self._dialect).result_processor(self._dialect, None)
                 for column in statement.selected_columns

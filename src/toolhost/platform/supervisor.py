@@ -133,8 +133,9 @@ def _stop_when_parent_dies() -> None:
     """Asks the kernel for SIGTERM when the parent dies (Linux only; elsewhere an orphan runs until stopped)."""
     if not sys.platform.startswith("linux"):
         return
-    # The process's own symbols (libc among them): ctypes.util.find_library would start a subprocess in a child
-    # forked from a parent with threads, which can hang on a lock another thread held at the fork.
+    # The process's own symbols (libc among them), not ctypes.util.find_library: that starts an ldconfig
+    # subprocess in every forked worker, and with it the supervisor under the SIGKILL bench often failed to stop
+    # on SIGTERM (bench/README.md, publish.py; the mechanism was not pinned down).
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
         logger.warning("could not ask for a signal on the supervisor's death: errno %d", ctypes.get_errno())

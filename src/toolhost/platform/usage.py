@@ -24,6 +24,7 @@ from sqlalchemy import Table, insert, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from toolhost.db.driver_statements import bind_conversions
 from toolhost.platform.models import ApiKey, UsageRecord
 
 logger = logging.getLogger(__name__)
@@ -124,10 +125,7 @@ class _DriverInsert:
     def __init__(self, dialect: Dialect) -> None:
         compiled = insert(USAGE_RECORDS).compile(dialect=dialect, column_keys=list(USAGE_COLUMNS))
         self.sql = str(compiled)
-        self._names = tuple(compiled.positiontup or ())
-        self._binds = tuple(
-            compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in self._names
-        )
+        self._names, self._binds = bind_conversions(compiled, dialect)
 
     def rows(self, records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         return [

@@ -59,7 +59,7 @@ JOBS = cast(Table, Job.__table__)
 # ORM bulk-update bookkeeping, its cache key) cost the worker more CPU than sending it.
 COMPLETE = (
     update(JOBS)
-    .where(
+    .where(  # JobRun.holds_lease(), with bind parameters
         JOBS.c.id == bindparam("job_id"),
         JOBS.c.status == "processing",
         JOBS.c.lease_owner == bindparam("worker_id"),
