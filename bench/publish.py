@@ -33,8 +33,8 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import create_async_engine
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -77,9 +77,13 @@ class Receiver:
         self.keys_by_post: dict[str, set[str]] = defaultdict(set)
         self.captions: dict[str, str] = {}
 
-    async def handle(self, request: Request) -> JSONResponse:
+    async def handle(self, request: Request) -> Response:
         arrived = time.time()
-        body = json.loads(await request.body())
+        try:
+            body = json.loads(await request.body())
+        except ClientDisconnect:
+            # A worker SIGKILLed mid-request: nothing arrived, and its post is delivered again by key.
+            return Response(status_code=499)
         key = request.headers["idempotency-key"]
         self.deliveries += 1
         self.keys_by_post[body["post_id"]].add(key)
@@ -251,11 +255,12 @@ async def database_counts() -> dict[str, int]:
     return counts
 
 
-async def due_times() -> dict[str, tuple[str, datetime]]:
+async def due_times() -> dict[str, tuple[str, datetime, int]]:
+    """Each post's idempotency key, due time and the number of times a worker claimed it."""
     engine = create_engine(DATABASE_URL)
     async with engine.connect() as connection:
-        rows = await connection.execute(select(Post.id, Post.idempotency_key, Post.due_at))
-        found = {str(row.id): (row.idempotency_key, row.due_at) for row in rows}
+        rows = await connection.execute(select(Post.id, Post.idempotency_key, Post.due_at, Post.attempt))
+        found = {str(row.id): (row.idempotency_key, row.due_at, row.attempt) for row in rows}
     await engine.dispose()
     return found
 
@@ -362,11 +367,11 @@ async def main(arguments: argparse.Namespace) -> None:
     unique_posts = {post_id for post_id, keys in receiver.keys_by_post.items() if keys}
     published_twice = sum(1 for keys in receiver.keys_by_post.values() if len(keys) > 1)
     lost = len(set(posts) - unique_posts)
-    lateness = sorted(
-        max(0.0, receiver.first_seen[key] - due.timestamp())
-        for post_id, (key, due) in posts.items()
-        if key in receiver.first_seen
-    )
+    late_by_claims: dict[bool, list[float]] = {False: [], True: []}
+    for key, due, attempt in posts.values():
+        if key in receiver.first_seen:
+            late_by_claims[attempt > 1].append(max(0.0, receiver.first_seen[key] - due.timestamp()))
+    lateness = sorted(late_by_claims[False] + late_by_claims[True])
     last = max(receiver.first_seen.values()) if receiver.first_seen else start.timestamp()
     span = max(last - start.timestamp(), 1e-9)
     p99 = lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))] if lateness else float("nan")
@@ -382,6 +387,12 @@ async def main(arguments: argparse.Namespace) -> None:
     print(f"worker CPU per post: {worker_seconds / max(1, len(unique_posts)) * 1e3:.2f} ms")
     if lateness:
         print(f"lateness after due: p50 {statistics.median(lateness):.3f} s, p99 {p99:.3f} s, max {lateness[-1]:.3f} s")
+    # Whether the tail is the posts a dead worker held (claimed again) or a queue the workers could not keep up with.
+    for again, label in ((False, "claimed once"), (True, "claimed again")):
+        late = sorted(late_by_claims[again])
+        if late:
+            tail = late[min(len(late) - 1, int(len(late) * 0.99))]
+            print(f"  {label}: {len(late)} posts, p50 {statistics.median(late):.3f} s, p99 {tail:.3f} s")
 
 
 def report_mix(connectors: dict[int, str], held: dict[str, Counter[int]], failed: set[int]) -> None:

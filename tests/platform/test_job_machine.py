@@ -167,7 +167,7 @@ async def test_a_lease_expired_job_returns_to_pending_then_fails_at_its_cap_refu
     cap = reaper.job_types[kind].policy(platform.settings).max_attempts
     for attempt in range(1, cap + 1):
         claimed = await claim(worker_context(platform, f"lost-{attempt}"), kind, limit=1)
-        assert [job.id for job in claimed] == [job_id]
+        assert [run.job_id for run in claimed] == [job_id]
         await expire_lease(platform, job_id)
         assert await reap_expired(reaper) == 1
         row = await job_row(platform, job_id)
@@ -293,7 +293,7 @@ async def test_an_analytics_refresh_whose_workers_keep_dying_fails_after_its_att
     assert reaper.job_types["analytics_refresh"].policy(platform.settings).max_attempts == 3
     for attempt in (1, 2, 3):
         assert [
-            job.id for job in await claim(worker_context(platform, f"lost-{attempt}"), "analytics_refresh", limit=5)
+            run.job_id for run in await claim(worker_context(platform, f"lost-{attempt}"), "analytics_refresh", limit=5)
         ] == [job_id]
         await expire_lease(platform, job_id)
         await reap_expired(reaper)
@@ -325,7 +325,7 @@ async def test_a_dead_workers_job_is_taken_over_while_the_live_worker_is_busy(
         "quick": JobType(name="quick", run=quick, policy=one_at_a_time),
     }
     orphan = await reserved_directly(platform, tenant, "quick", 0)
-    assert [job.id for job in await claim(WorkerContext(platform, "dead", kinds), "quick", limit=1)] == [orphan]
+    assert [run.job_id for run in await claim(WorkerContext(platform, "dead", kinds), "quick", limit=1)] == [orphan]
     await reserved_directly(platform, tenant, "slow", 0)
     live = asyncio.create_task(run_jobs(WorkerContext(platform, "live", kinds)))
     try:
@@ -339,6 +339,38 @@ async def test_a_dead_workers_job_is_taken_over_while_the_live_worker_is_busy(
     finally:
         released.set()
     assert await asyncio.wait_for(live, timeout=10) == 3  # two claims and one reaped lease
+
+
+async def test_a_type_with_a_backlog_does_not_keep_another_types_due_job_waiting(
+    tenant: Tenant, platform: Platform
+) -> None:
+    finished: list[str] = []
+
+    async def steady(run: JobRun) -> JobResult:
+        await asyncio.sleep(0.05)
+        finished.append("steady")
+        return JobResult()
+
+    async def other(run: JobRun) -> JobResult:
+        finished.append("other")
+        return JobResult()
+
+    def two_at_a_time(settings: Settings) -> JobPolicy:
+        return JobPolicy(max_attempts=3, batch=2, concurrency=2, per_account_limit=False)
+
+    kinds = {
+        "steady": JobType(name="steady", run=steady, policy=two_at_a_time),
+        "other": JobType(name="other", run=other, policy=two_at_a_time),
+    }
+    for _ in range(60):  # 1.5 s of work two at a time, refilled as each pair finishes
+        await reserved_directly(platform, tenant, "steady", 0)
+    running = asyncio.create_task(run_jobs(WorkerContext(platform, "worker", kinds)))
+    while not finished:
+        await asyncio.sleep(0.01)
+    await reserved_directly(platform, tenant, "other", 0)
+    await asyncio.wait_for(running, timeout=30)
+    # It started within a poll interval (0.5 s), while the steady type still had most of its jobs due.
+    assert finished.index("other") < 40, finished.index("other")
 
 
 async def test_a_result_that_cannot_be_recorded_runs_again_instead_of_failing(
@@ -396,7 +428,7 @@ async def test_a_replacement_worker_returns_its_dead_predecessors_jobs_at_once_a
     cap = worker_context(platform).job_types["publish"].policy(platform.settings).max_attempts
     for attempt in range(1, cap + 1):
         dead = f"dead-{attempt}"
-        assert [job.id for job in await claim(worker_context(platform, dead), "publish", limit=1)] == [job_id]
+        assert [run.job_id for run in await claim(worker_context(platform, dead), "publish", limit=1)] == [job_id]
         # Its lease is still good for a minute; the supervisor saw the process end, so nobody need wait for it.
         assert await release_departed(worker_context(platform, "replacement"), "someone-else") == 0
         assert await release_departed(worker_context(platform, "replacement"), dead) == 1

@@ -57,7 +57,7 @@ async def claim_everything(context: WorkerContext) -> list[uuid.UUID]:
     """Claims batches of every kind until none is left; returns what this worker got."""
     mine: list[uuid.UUID] = []
     while True:
-        batch = [job.id for kind in KINDS for job in await claim(context, kind, limit=3)]
+        batch = [run.job_id for kind in KINDS for run in await claim(context, kind, limit=3)]
         if not batch:
             return mine
         mine += batch

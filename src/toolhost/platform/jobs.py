@@ -320,14 +320,16 @@ Runner = Callable[["JobRun"], Awaitable[JobResult]]
 class JobType:
     """A job type a domain declares: its runner, its policy, and its hooks into the machine's transactions.
 
-    `on_claim` runs in the claiming transaction (a post becomes `publishing` with its job); `settle` runs in
-    every transaction in which the machine fails a job or schedules its retry, so the domain's own rows follow.
+    `on_claim` runs in the claiming transaction (a post becomes `publishing` with its job) and returns, by job
+    id, what it read there for the runs (`JobRun.claimed_with`: one read per claim instead of one per job);
+    `settle` runs in every transaction in which the machine fails a job or schedules its retry, so the domain's
+    own rows follow.
     """
 
     name: str
     run: Runner
     policy: Callable[[Settings], JobPolicy] = default_policy
-    on_claim: Callable[[AsyncSession, Sequence[Job]], Awaitable[None]] | None = None
+    on_claim: Callable[[AsyncSession, Sequence[JobRun]], Awaitable[Mapping[uuid.UUID, object]]] | None = None
     settle: Callable[[AsyncSession, Job], Awaitable[None]] | None = None
 
 
@@ -374,6 +376,7 @@ class JobRun:
     context: WorkerContext
     deadline: float
     stopped: threading.Event = field(default_factory=threading.Event)
+    claimed_with: object = None  # what the type's on_claim read for this job in the claiming transaction
 
     @property
     def settings(self) -> Settings:

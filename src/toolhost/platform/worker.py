@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Table, bindparam, case, func, select, update
+from sqlalchemy import Row, Table, bindparam, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.db.base import utcnow
@@ -77,6 +77,18 @@ COMPLETE = (
     .returning(JOBS.c.id)
 )
 
+# What a claim hands to a job's run.
+CLAIMED_COLUMNS = (
+    JOBS.c.id,
+    JOBS.c.job_type,
+    JOBS.c.account_id,
+    JOBS.c.project_id,
+    JOBS.c.input,
+    JOBS.c.output,
+    JOBS.c.run_after,
+    JOBS.c.created_at,
+)
+
 Poller = Callable[[WorkerContext], Awaitable[int]]
 
 
@@ -112,12 +124,15 @@ async def run_jobs(context: WorkerContext) -> int:
 
     A slot that frees is refilled as soon as half the type's slots are free (or a poll interval passed), so a
     slow job never holds back the claims behind it and a claim still takes several jobs in one transaction.
+    A type whose last claim came back full has more due: it is claimed as its slots free, without asking; the
+    others are asked about once a poll interval, as soon as a newly due job is promised to start.
     Returns, with the number of jobs it reaped and claimed, once nothing is due and every job it started has
     finished, or once the worker is stopping and its jobs have finished.
     """
     pool = JobPool(context)
+    backlogged: set[str] = set()
     handled = 0
-    next_reap = 0.0
+    next_reap = next_scan = 0.0
     try:
         waited_out = True
         while True:
@@ -127,7 +142,10 @@ async def run_jobs(context: WorkerContext) -> int:
                 if time.monotonic() >= next_reap:
                     handled += await reap_expired(context, running=pool.job_ids)
                     next_reap = time.monotonic() + context.settings.jobs.poll_interval
-                handled += await _refill(context, pool, any_free_slot=waited_out)
+                scan = time.monotonic() >= next_scan
+                if scan:
+                    next_scan = time.monotonic() + context.settings.jobs.poll_interval
+                handled += await _refill(context, pool, backlogged, any_free_slot=waited_out, scan=scan)
             if not pool.running:
                 return handled
             waited_out = not await pool.wait_for_one(timeout=context.settings.jobs.poll_interval)
@@ -135,8 +153,11 @@ async def run_jobs(context: WorkerContext) -> int:
         await pool.close()
 
 
-async def _refill(context: WorkerContext, pool: JobPool, *, any_free_slot: bool) -> int:
-    """Claims due jobs into free slots: every free slot after a quiet poll interval, else half a type's slots."""
+async def _refill(
+    context: WorkerContext, pool: JobPool, backlogged: set[str], *, any_free_slot: bool, scan: bool
+) -> int:
+    """Claims due jobs into free slots: every free slot after a quiet poll interval, else half a type's slots;
+    backlogged types always, the others when `scan` asks (one query says which of them have due jobs)."""
     wanted: dict[str, int] = {}
     for name, kind in context.job_types.items():
         policy = kind.policy(context.settings)
@@ -144,13 +165,19 @@ async def _refill(context: WorkerContext, pool: JobPool, *, any_free_slot: bool)
         free = slots - pool.running_of(name)
         if free >= (1 if any_free_slot else max(1, min(policy.batch, slots) // 2)):
             wanted[name] = min(policy.batch, free)
-    if not wanted:
-        return 0
+    unknown = [name for name in wanted if name not in backlogged] if scan else []
+    due = {name for name in wanted if name in backlogged}
+    if len(unknown) == 1:
+        due.update(unknown)  # its claim finds out as cheaply whether anything is due
+    elif unknown:
+        due.update(await _due_types(context, unknown))
     claimed_count = 0
-    # With one type wanted, its claim finds out as cheaply whether anything is due.
-    due = list(wanted) if len(wanted) == 1 else await _due_types(context, list(wanted))
-    for name in due:
+    for name in (name for name in wanted if name in due):
         claimed = await claim(context, name, limit=wanted[name])
+        if len(claimed) == wanted[name]:
+            backlogged.add(name)
+        else:
+            backlogged.discard(name)
         pool.start(claimed)
         claimed_count += len(claimed)
     return claimed_count
@@ -235,36 +262,45 @@ async def _fail_row(session: AsyncSession, kind: JobType, job: Job, *, reason: s
         await kind.settle(session, job)
 
 
-async def claim(context: WorkerContext, job_type: str, *, limit: int) -> list[Job]:
+async def claim(context: WorkerContext, job_type: str, *, limit: int) -> list[JobRun]:
     """Up to `limit` due jobs of one type, oldest due first, now processing under this worker's lease.
 
-    Types whose policy has `per_account_limit` skip accounts already running `jobs.per_account_concurrency`
-    such jobs with live leases, across all workers.
+    One statement takes them (an UPDATE of the rows a `FOR UPDATE SKIP LOCKED` subquery picked, returning
+    them), and the type's `on_claim` reads what its runs need in the same transaction. Types whose policy has
+    `per_account_limit` skip accounts already running `jobs.per_account_concurrency` such jobs with live
+    leases, across all workers.
     """
     kind = context.job_types[job_type]
+    due = JOBS.alias("due")
     async with context.session_factory() as session, session.begin():
         now = utcnow()
-        query = select(Job).where(Job.job_type == job_type, Job.status == "pending", Job.run_after <= now)
+        picked = select(due.c.id).where(due.c.job_type == job_type, due.c.status == "pending", due.c.run_after <= now)
         if kind.policy(context.settings).per_account_limit:
             busy = await _busy_accounts(context, session, now)
             if busy:
-                query = query.where(Job.account_id.not_in(busy))
-        query = query.order_by(Job.run_after, Job.created_at).limit(limit).with_for_update(skip_locked=True)
-        claimed = list(await session.scalars(query))
-        if not claimed:
-            return []
-        for job in claimed:
-            job.status = "processing"
-            job.progress = 0
-            job.lease_owner = context.worker_id
-            job.lease_expires_at = now + timedelta(seconds=context.settings.jobs.lease_seconds)
-            job.updated_at = now
-        await session.flush()
-        if kind.on_claim is not None:
-            await kind.on_claim(session, claimed)
-        for job in claimed:
-            session.expunge(job)
-        return claimed
+                picked = picked.where(due.c.account_id.not_in(busy))
+        picked = picked.order_by(due.c.run_after, due.c.created_at).limit(limit).with_for_update(skip_locked=True)
+        rows = (
+            await session.execute(
+                update(JOBS)
+                .where(JOBS.c.id.in_(picked.scalar_subquery()))
+                .values(
+                    status="processing",
+                    progress=0,
+                    lease_owner=context.worker_id,
+                    lease_expires_at=now + timedelta(seconds=context.settings.jobs.lease_seconds),
+                    updated_at=now,
+                )
+                .returning(*CLAIMED_COLUMNS)
+            )
+        ).all()
+        # RETURNING keeps no order: the oldest due start first, as the subquery chose them.
+        runs = [_job_run(context, row) for row in sorted(rows, key=lambda row: (row.run_after, row.created_at))]
+        if runs and kind.on_claim is not None:
+            read = await kind.on_claim(session, runs)
+            for run in runs:
+                run.claimed_with = read.get(run.job_id)
+        return runs
 
 
 async def _busy_accounts(context: WorkerContext, session: AsyncSession, now: datetime) -> list[uuid.UUID]:
@@ -278,7 +314,7 @@ async def _busy_accounts(context: WorkerContext, session: AsyncSession, now: dat
     return [account_id for account_id, count in running.all() if count >= limit]
 
 
-async def run_claimed(context: WorkerContext, claimed: Sequence[Job]) -> None:
+async def run_claimed(context: WorkerContext, claimed: Sequence[JobRun]) -> None:
     """Runs jobs this worker claimed to their end state, each type's `concurrency` at a time."""
     pool = JobPool(context)
     try:
@@ -313,10 +349,9 @@ class JobPool:
         """Jobs of one type started and not yet finished."""
         return sum(1 for run in self._tasks.values() if run.job_type == job_type)
 
-    def start(self, claimed: Sequence[Job]) -> None:
+    def start(self, claimed: Sequence[JobRun]) -> None:
         """Starts a task for each claimed job (the type's limiter queues the ones beyond its concurrency)."""
-        for job in claimed:
-            run = _job_run(self._context, job)
+        for run in claimed:
             self._in_flight[run.job_id] = run
             self._tasks[asyncio.create_task(self._run(run))] = run
         if self._tasks and self._heartbeat is None:
@@ -360,7 +395,7 @@ class JobPool:
             self._in_flight.pop(run.job_id, None)
 
 
-def _job_run(context: WorkerContext, job: Job) -> JobRun:
+def _job_run(context: WorkerContext, job: Row[Any]) -> JobRun:
     # enqueue() requires a project, so every job has one.
     assert job.project_id is not None
     return JobRun(

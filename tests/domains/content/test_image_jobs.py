@@ -213,7 +213,7 @@ async def test_cancelling_a_processing_job_discards_its_output(tenant: Tenant, p
     job_id = await enqueue(tenant)
     context = worker(platform)
     claimed = await claim(context, "image", limit=1)
-    assert [str(job.id) for job in claimed] == [job_id]
+    assert [str(run.job_id) for run in claimed] == [job_id]
     assert (await job_row(platform, job_id)).status == "processing"
     cancelled = await tenant.data("cancel_async_job", {"job_id": job_id, "confirm": True})
     assert cancelled["refunded_credits"] == 4
@@ -309,7 +309,7 @@ async def test_an_expired_lease_returns_the_job_to_pending_and_the_third_loss_fa
         [claimed] = await claim(worker(platform, f"lost-{attempt}"), "image", limit=1)
         async with platform.session_factory() as session, session.begin():
             await session.execute(
-                update(Job).where(Job.id == claimed.id).values(lease_expires_at=utcnow() - timedelta(seconds=1))
+                update(Job).where(Job.id == claimed.job_id).values(lease_expires_at=utcnow() - timedelta(seconds=1))
             )
         await reap_expired(worker(platform))
         row = await job_row(platform, job_id)
@@ -375,9 +375,9 @@ async def test_an_account_at_its_concurrency_limit_waits_while_others_run(
     other = await make_tenant()
     elsewhere = await enqueue(other)
     claimed = await claim(worker(platform, "a"), "image", limit=1)
-    assert [str(job.id) for job in claimed] == [first]
+    assert [str(run.job_id) for run in claimed] == [first]
     following = await claim(worker(platform, "b"), "image", limit=1)
-    assert [str(job.id) for job in following] == [elsewhere]
+    assert [str(run.job_id) for run in following] == [elsewhere]
     assert await claim(worker(platform, "c"), "image", limit=1) == []
     assert (await job_row(platform, second)).status == "pending"
 

@@ -39,7 +39,7 @@ async def test_concurrent_claims_skip_each_others_rows(
     for index in range(60):
         await tenant.data("schedule_post", {"caption": f"Post {index}", "platforms": ["twitter"]})
     batches = await asyncio.gather(*(claim(context, "publish", limit=25) for context in workers(worker, 4)))
-    claimed = [job.id for batch in batches for job in batch]
+    claimed = [run.job_id for batch in batches for run in batch]
     assert len(claimed) == 60
     assert len(set(claimed)) == 60
     assert sum(1 for batch in batches if batch) >= 2

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
@@ -23,7 +24,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from toolhost.config import Settings
 from toolhost.db.base import utcnow
-from toolhost.db.session import reads_without_transaction
 from toolhost.domains.distribution import accounts as accounts_service
 from toolhost.domains.distribution.models import ConnectedAccount, Post
 from toolhost.domains.media import service as media_service
@@ -73,18 +73,40 @@ def publish_policy(settings: Settings) -> JobPolicy:
     )
 
 
-def _post_ids(jobs: Sequence[Job]) -> list[uuid.UUID]:
-    return [uuid.UUID(str(job.input["post_id"])) for job in jobs]
+@dataclass(frozen=True, slots=True)
+class ClaimedPost:
+    """A claimed post, now `publishing`, and the account it goes out through (None when that is gone)."""
+
+    post: Post
+    account: ConnectedAccount | None
 
 
-async def mark_publishing(session: AsyncSession, jobs: Sequence[Job]) -> None:
-    """In the claiming transaction: the claimed jobs' posts are being published (attempt + 1)."""
-    await session.execute(
-        update(Post)
-        .where(Post.id.in_(_post_ids(jobs)), Post.status.in_(OPEN_STATUSES))
-        .values(status="publishing", attempt=Post.attempt + 1, updated_at=utcnow())
-        .execution_options(synchronize_session=False)
+async def mark_publishing(session: AsyncSession, runs: Sequence[JobRun]) -> dict[uuid.UUID, ClaimedPost]:
+    """In the claiming transaction: the claimed jobs' posts are being published (attempt + 1); each job's post
+    and account as the claim left them. A post no longer open (cancelled meanwhile) is not among them."""
+    job_of_post = {uuid.UUID(str(run.job_input["post_id"])): run.job_id for run in runs}
+    posts = list(
+        await session.scalars(
+            update(Post)
+            .where(Post.id.in_(list(job_of_post)), Post.status.in_(OPEN_STATUSES))
+            .values(status="publishing", attempt=Post.attempt + 1, updated_at=utcnow())
+            .returning(Post),
+            execution_options={"synchronize_session": False},
+        )
     )
+    account_ids = {post.connected_account_id for post in posts if post.connected_account_id is not None}
+    accounts = {
+        account.id: account
+        for account in await session.scalars(select(ConnectedAccount).where(ConnectedAccount.id.in_(account_ids)))
+    }
+    # Detached for the runs, which outlive this transaction and touch no session with them.
+    session.expunge_all()
+    return {
+        job_of_post[post.id]: ClaimedPost(
+            post=post, account=accounts.get(post.connected_account_id) if post.connected_account_id else None
+        )
+        for post in posts
+    }
 
 
 async def settle(session: AsyncSession, job: Job) -> None:
@@ -107,18 +129,11 @@ async def settle(session: AsyncSession, job: Job) -> None:
 
 
 async def publish(run: JobRun) -> JobResult:
-    """Publishes one claimed post through its account's connector."""
-    async with reads_without_transaction(run.session_factory) as session:
-        found = (
-            await session.execute(
-                select(Post, ConnectedAccount)
-                .outerjoin(ConnectedAccount, ConnectedAccount.id == Post.connected_account_id)
-                .where(Post.id == uuid.UUID(str(run.job_input["post_id"])))
-            )
-        ).first()
-    post, account = found if found is not None else (None, None)
-    if post is None or post.status != "publishing":
-        raise JobFailed(f"the post is {post.status if post else 'gone'}", reason="publish_failed")
+    """Publishes one claimed post (read by the claim, `mark_publishing`) through its account's connector."""
+    claimed = run.claimed_with
+    if not isinstance(claimed, ClaimedPost):
+        raise JobFailed("the post was cancelled or deleted before it could be published", reason="publish_failed")
+    post, account = claimed.post, claimed.account
     if account is None or not accounts_service.is_usable(account):
         status = accounts_service.effective_status(account) if account else "missing"
         raise JobFailed(f"the connected account is {status}", reason="authentication_failed")
