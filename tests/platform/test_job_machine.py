@@ -400,6 +400,39 @@ async def test_a_result_that_cannot_be_recorded_runs_again_instead_of_failing(
     assert done.billing_status == "charged" and await balance(platform, tenant.account_id) == before - 2
 
 
+async def test_one_result_that_cannot_be_written_holds_back_none_of_the_jobs_finishing_beside_it(
+    tenant: Tenant, platform: Platform
+) -> None:
+    async def refuse(session: AsyncSession) -> None:
+        raise ConnectionError("the row could not be written")
+
+    async def work(run: JobRun) -> JobResult:
+        bad = run.job_input.get("bad", False)
+        return JobResult(output={"bad": bad}, record=refuse if bad else None)
+
+    def five_at_once(settings: Settings) -> JobPolicy:
+        return JobPolicy(max_attempts=3, batch=5, concurrency=5, per_account_limit=False)
+
+    kinds = {"work": JobType(name="work", run=work, policy=five_at_once)}
+    job_ids = []
+    for index in range(5):
+        async with platform.session_factory() as session, session.begin():
+            job = await jobs.enqueue(
+                session=session,
+                account_id=tenant.account_id,
+                project_id=tenant.project_id,
+                job_type="work",
+                tool_name="test",
+                reserved_credits=0,
+                job_input={"bad": index == 2},
+            )
+            job_ids.append(job.id)
+    await run_jobs(WorkerContext(platform, "worker", kinds))
+    statuses = [(await job_row(platform, job_id)).status for job_id in job_ids]
+    # The four written together; the one whose rows were refused waits for its lease to run out and runs again.
+    assert statuses == ["completed", "completed", "processing", "completed", "completed"]
+
+
 async def test_two_worker_processes_on_one_sqlite_file_never_claim_the_same_job(
     tenant: Tenant, platform: Platform, settings: Settings
 ) -> None:
