@@ -2,14 +2,13 @@
 heartbeat, reaping of expired leases, and the guarded complete/fail/retry transitions.
 
 `run_worker` runs the composition root's pollers, each in a loop of its own; `run_jobs` is the job machine's
-poller. A claim takes due jobs of one type (`FOR UPDATE SKIP LOCKED` on PostgreSQL; SQLite's write lock,
-taken by BEGIN IMMEDIATE, makes the claim single-writer there: SQLite renders no FOR UPDATE, but the clause
-sends the claiming read to the writer lane instead of a WAL reader, where two worker processes would both see
-the same pending job) into the free slots of the worker's pool,
-which runs each type's `concurrency` jobs at a time under its time limit (`jobs.timeouts`), while one
-heartbeat extends the leases of the pool's jobs and notices the ones it lost (cancelled, or taken over after
-an expiry). A job leaves `processing` only through guarded transitions (the row must still be this worker's),
-and `billing_status` leaves `reserved` exactly once.
+poller. A claim takes due jobs of one type in one UPDATE (its subquery picks them `FOR UPDATE SKIP LOCKED` on
+PostgreSQL; on SQLite the UPDATE runs on the writer lane under BEGIN IMMEDIATE's write lock, so two worker
+processes never both take the same pending job) into the free slots of the worker's pool, which runs each
+type's `concurrency` jobs at a time under its time limit (`jobs.timeouts`), while one heartbeat extends the
+leases of the pool's jobs and notices the ones it lost (cancelled, or taken over after an expiry). A job
+leaves `processing` only through guarded transitions (the row must still be this worker's), and
+`billing_status` leaves `reserved` exactly once.
 
 Kept as one module past 500 lines on purpose: claim, pool, heartbeat, reap and the transitions all enforce one
 lease rule (the row must still be this worker's), and they are read and changed together.
