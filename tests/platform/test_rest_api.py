@@ -318,15 +318,17 @@ async def test_secrets_in_results_are_redacted_but_ids_and_urls_are_not(tenant: 
     assert plan["plan_id"] == saved["plan_id"]
 
 
-async def test_an_unexpected_failure_is_a_500_without_internals(tenant: Tenant, platform: Platform) -> None:
+async def test_an_unexpected_failure_is_a_500_without_internals(
+    tenant: Tenant, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = platform.registry.get("get_credit_balance")
     assert spec is not None
 
     async def broken(ctx: ToolContext, args: object) -> ToolOutput:
         raise RuntimeError("SELECT secret FROM accounts -- boom")
 
-    # The test's platform has a registry of its own, so the broken handler stays within this test.
-    platform.registry._tools["get_credit_balance"] = dataclasses.replace(spec, handler=broken)
+    # The registry is the test process's: the broken handler is put back when the test ends.
+    monkeypatch.setitem(platform.registry._tools, "get_credit_balance", dataclasses.replace(spec, handler=broken))
     response = await tenant.call("get_credit_balance")
     assert response.status_code == 500
     error = response.json()["error"]

@@ -8,9 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 from sqlalchemy import update
 from starlette.applications import Starlette
 
@@ -24,6 +22,7 @@ from toolhost.domains.media import routes as media_routes
 from toolhost.platform.jobs import Job, WorkerContext
 from toolhost.platform.runtime import Platform
 from toolhost.platform.worker import run_jobs
+from toolhost.providers.connectors import linkedin, pinterest, tiktok
 
 
 def local_settings(database_url: str, media_root: Path, **overrides: Any) -> Settings:
@@ -41,6 +40,14 @@ def local_settings(database_url: str, media_root: Path, **overrides: Any) -> Set
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
     return local_settings(database_url, tmp_path / "media")
+
+
+@pytest.fixture(autouse=True)
+def quick_processing_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-ins finish processing by their next status check: the seconds a real platform asks between
+    checks would only be waited out."""
+    for connector in (linkedin, pinterest, tiktok):
+        monkeypatch.setattr(connector, "PROCESSING_POLL_SECONDS", 0.01)
 
 
 @pytest.fixture(autouse=True)
@@ -112,6 +119,9 @@ async def connect_webhook(
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """A local S3 stand-in (moto's server) on 127.0.0.1, shared by the tests that use an s3 media store."""
+    # Imported here: moto and boto3 take a quarter of a second, which every test process paid at collection.
+    from moto.server import ThreadedMotoServer
+
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -139,6 +149,8 @@ def s3_media(endpoint: str, root: Path) -> dict[str, Any]:
 
 def bucket_client(media: dict[str, Any]) -> Any:
     """A plain boto3 client on the stand-in, to look into the bucket behind toolhost's back."""
+    import boto3
+
     return boto3.session.Session().client(
         "s3",
         endpoint_url=media["s3_endpoint_url"],

@@ -68,6 +68,7 @@ HASHTAG = re.compile(r"(?<![\w#])#(\w+)")
 CLOCK_SKEW = timedelta(seconds=60)
 # "Posts API", Find Posts by Authors: count per page (at most 100), and the pages a reconciliation reads.
 PAGE_SIZE = 50
+PROCESSING_POLL_SECONDS = 2.0  # between "Get a Video" requests while LinkedIn processes an upload
 RECONCILE_PAGES = 3
 DUPLICATE = "duplicate"
 # How long after a lost attempt a retry relies on LinkedIn refusing the same content again (see the module's
@@ -361,7 +362,7 @@ class LinkedInConnector(OAuthConnector):
             if status.get("status") == "PROCESSING_FAILED":
                 why = str(status.get("processingFailureReason") or "processing failed")[:200]
                 raise PublishFailed(f"linkedin could not process media {index + 1}: {why}", retryable=False)
-            await self.sleep(2.0)
+            await self.sleep(PROCESSING_POLL_SECONDS)
         raise PublishFailed(f"linkedin is still processing media {index + 1}", retryable=True)
 
     # --- requests ----------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ SCOPES = ("boards:read", "boards:write", "pins:read", "pins:write", "user_accoun
 BOARDS_PAGE_SIZE = 250
 # "List Pins on board": page_size at most 250; a reconciliation reads a few pages, newest first.
 PINS_PAGE_SIZE = 100
+PROCESSING_POLL_SECONDS = 2.0  # between "Get media upload details" requests while Pinterest processes a video
 RECONCILE_PAGES = 3
 # How far before the attempt marker a reconciling search reaches: Pinterest's clock and ours differ a little.
 CLOCK_SKEW = timedelta(seconds=60)
@@ -261,7 +262,7 @@ class PinterestConnector(OAuthConnector):
             polls += 1
             if polls > self.media_processing_polls:
                 raise PublishFailed("pinterest is still processing the video", retryable=True)
-            await self.sleep(2.0)
+            await self.sleep(PROCESSING_POLL_SECONDS)
             status = await self._media_status(account, str(media_id))
         return str(media_id), state
 

@@ -47,6 +47,7 @@ RATE_LIMIT_PAUSE = timedelta(minutes=1)
 # "Get Post Status": these states mean TikTok is still working on the publication.
 IN_PROGRESS = {"PROCESSING_UPLOAD", "PROCESSING_DOWNLOAD"}
 DONE = {"PUBLISH_COMPLETE", "SEND_TO_USER_INBOX"}
+PROCESSING_POLL_SECONDS = 3.0  # between "Get Post Status" requests while TikTok processes the video
 
 
 class TikTokConnector(OAuthConnector):
@@ -154,7 +155,7 @@ class TikTokConnector(OAuthConnector):
             polls += 1
             if polls > self.media_processing_polls:
                 raise PublishFailed("tiktok is still processing the video", retryable=True)
-            await self.sleep(3.0)
+            await self.sleep(PROCESSING_POLL_SECONDS)
             status = await self._status(account, str(publication["publish_id"]))
         if status.get("status") == "FAILED":
             why = str(status.get("fail_reason") or "failed")[:200]
