@@ -24,7 +24,7 @@ from toolhost.app import create_app
 from toolhost.catalog import build_registry
 from toolhost.config import RateLimitSettings, Settings
 from toolhost.db.session import TransactionHeldDuringOutsideWork, call_scope
-from toolhost.platform import accounts, credits
+from toolhost.platform import accounts, credits, usage
 from toolhost.platform.models import Account, ApiKey, CreditEntry, CreditHold, UsageRecord
 from toolhost.platform.runtime import Platform, build_platform
 from toolhost.providers.fetch import Fetcher
@@ -344,17 +344,20 @@ async def many_free_calls_are_written_each_under_an_id_of_its_own(settings: Sett
                 session, account_id=account.id, name="k", granted_scopes=["mcp:read"], settings=settings
             )
         principal = await platform.authenticator.authenticate(issued.plaintext, resource=settings.api_root)
+        # More than one INSERT's worth on SQLite, where a flush writes ROWS_PER_INSERT rows per statement.
+        calls = 2 * usage.ROWS_PER_INSERT + 1
         answers = await asyncio.gather(
-            *(platform.execute("get_credit_balance", {}, principal, transport="cli") for _ in range(40))
+            *(platform.execute("get_credit_balance", {}, principal, transport="cli") for _ in range(calls))
         )
         assert not any(answer.result["isError"] for answer in answers)
         await platform.usage.flush()
         async with platform.session_factory() as session:
-            rows = (await session.execute(select(UsageRecord.id, UsageRecord.request_id))).all()
+            rows = (await session.execute(select(UsageRecord.id, UsageRecord.request_id, UsageRecord.account_id))).all()
     finally:
         await platform.close()
-    assert len(rows) == 40
-    assert len({row.id for row in rows}) == 40 and len({row.request_id for row in rows}) == 40
+    assert len(rows) == calls
+    assert len({row.id for row in rows}) == calls and len({row.request_id for row in rows}) == calls
+    assert {row.account_id for row in rows} == {account.id}
 
 
 async def test_queued_usage_rows_are_written_each_under_an_id_of_its_own(settings: Settings) -> None:
