@@ -62,7 +62,9 @@ async def expire_lease(platform: Platform, job_id: uuid.UUID) -> None:
         )
 
 
-async def reserved_directly(platform: Platform, tenant: Tenant, job_type: str, amount: int) -> uuid.UUID:
+async def reserved_directly(
+    platform: Platform, tenant: Tenant, job_type: str, amount: int, job_input: dict[str, Any] | None = None
+) -> uuid.UUID:
     """A job enqueued the way a tool does it, debit and job in one transaction (for tools this machine cannot
     call here: espeak-ng and Chromium are not installed everywhere, and render_demo_video waits a minute)."""
     async with platform.session_factory() as session, session.begin():
@@ -77,7 +79,7 @@ async def reserved_directly(platform: Platform, tenant: Tenant, job_type: str, a
             job_type=job_type,
             tool_name="test",
             reserved_credits=amount,
-            job_input={},
+            job_input=job_input or {},
         )
     return job.id
 
@@ -414,19 +416,7 @@ async def test_one_result_that_cannot_be_written_holds_back_none_of_the_jobs_fin
         return JobPolicy(max_attempts=3, batch=5, concurrency=5, per_account_limit=False)
 
     kinds = {"work": JobType(name="work", run=work, policy=five_at_once)}
-    job_ids = []
-    for index in range(5):
-        async with platform.session_factory() as session, session.begin():
-            job = await jobs.enqueue(
-                session=session,
-                account_id=tenant.account_id,
-                project_id=tenant.project_id,
-                job_type="work",
-                tool_name="test",
-                reserved_credits=0,
-                job_input={"bad": index == 2},
-            )
-            job_ids.append(job.id)
+    job_ids = [await reserved_directly(platform, tenant, "work", 0, {"bad": index == 2}) for index in range(5)]
     await run_jobs(WorkerContext(platform, "worker", kinds))
     statuses = [(await job_row(platform, job_id)).status for job_id in job_ids]
     # The four written together; the one whose rows were refused waits for its lease to run out and runs again.
