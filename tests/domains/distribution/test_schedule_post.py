@@ -330,6 +330,22 @@ async def test_cancel_refunds_once_and_a_claimed_post_cannot_be_cancelled(
     assert error["code"] == "publishing_in_progress"
 
 
+async def test_a_due_job_whose_post_is_no_longer_waiting_fails_without_delivering(
+    tenant: Tenant, platform: Platform, worker: WorkerContext, receiver: tuple[WebhookReceiver, str]
+) -> None:
+    await connect_webhook(platform, tenant.project_id, receiver[1])
+    data = await tenant.data("schedule_post", {"caption": "Finished elsewhere", "platforms": ["twitter"]})
+    post_id = data["results"]["Twitter"]["postId"]
+    async with platform.session_factory() as session, session.begin():
+        await session.execute(update(Post).where(Post.id == uuid.UUID(post_id)).values(status="published"))
+    await drain(worker)
+    async with platform.session_factory() as session:
+        job = await session.scalar(select(Job).where(Job.input["post_id"].as_string() == post_id))
+    assert job is not None and job.status == "failed"
+    assert job.error is not None and "no longer waiting to be published" in job.error
+    assert receiver[0].deliveries == [] and (await post_row(platform, post_id)).status == "published"
+
+
 async def test_bad_inputs_get_their_documented_errors_and_change_nothing(
     tenant: Tenant, make_tenant: TenantFactory, platform: Platform, receiver: tuple[WebhookReceiver, str]
 ) -> None:

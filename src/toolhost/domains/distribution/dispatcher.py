@@ -83,7 +83,7 @@ class ClaimedPost:
 
 async def mark_publishing(session: AsyncSession, runs: Sequence[JobRun]) -> dict[uuid.UUID, ClaimedPost]:
     """In the claiming transaction: the claimed jobs' posts are being published (attempt + 1); each job's post
-    and account as the claim left them. A post no longer open (cancelled meanwhile) is not among them."""
+    and account as the claim left them. A post no longer open (cancelled, deleted or finished) is not among them."""
     job_of_post = {uuid.UUID(str(run.job_input["post_id"])): run.job_id for run in runs}
     posts = list(
         await session.scalars(
@@ -132,7 +132,9 @@ async def publish(run: JobRun) -> JobResult:
     """Publishes one claimed post (read by the claim, `mark_publishing`) through its account's connector."""
     claimed = run.claimed_with
     if not isinstance(claimed, ClaimedPost):
-        raise JobFailed("the post was cancelled or deleted before it could be published", reason="publish_failed")
+        raise JobFailed(
+            "the post is no longer waiting to be published (cancelled, deleted or finished)", reason="publish_failed"
+        )
     post, account = claimed.post, claimed.account
     if account is None or not accounts_service.is_usable(account):
         status = accounts_service.effective_status(account) if account else "missing"
