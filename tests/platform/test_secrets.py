@@ -90,7 +90,10 @@ def test_an_operator_secret_keeps_what_it_signed_and_sealed_before_key_files(tmp
     # How toolhost encrypted connector secrets with TOOLHOST_SECRET_KEY (or a first-release key file) before.
     derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"toolhost connected-account tokens v1")
     sealed = Fernet(base64.urlsafe_b64encode(derived.derive(TEST_SECRET.encode()))).encrypt(b'{"token":"t"}')
-    from_environment = settings_for_test(secret_key=TEST_SECRET)
+    # A database of its own: a key file beside the default one (in the working directory) would win over the secret.
+    from_environment = settings_for_test(
+        secret_key=TEST_SECRET, database_url=f"sqlite+aiosqlite:///{tmp_path / 'environment' / 'toolhost.db'}"
+    )
     assert TokenVault(from_environment.keyring).open(sealed.decode()) == {"token": "t"}
     first_release_file = tmp_path / "toolhost.secret"
     first_release_file.write_text(TEST_SECRET + "\n")
