@@ -68,8 +68,8 @@ HASHTAG = re.compile(r"(?<![\w#])#(\w+)")
 CLOCK_SKEW = timedelta(seconds=60)
 # "Posts API", Find Posts by Authors: count per page (at most 100), and the pages a reconciliation reads.
 PAGE_SIZE = 50
-PROCESSING_POLL_SECONDS = 2.0  # between "Get a Video" requests while LinkedIn processes an upload
 RECONCILE_PAGES = 3
+PROCESSING_POLL_SECONDS = 2.0  # between "Get a Video" requests while LinkedIn processes an upload
 DUPLICATE = "duplicate"
 # How long after a lost attempt a retry relies on LinkedIn refusing the same content again (see the module's
 # docstring): well within what developers report, and longer than the job machine's retries after a lost lease.

@@ -54,8 +54,8 @@ SCOPES = ("boards:read", "boards:write", "pins:read", "pins:write", "user_accoun
 BOARDS_PAGE_SIZE = 250
 # "List Pins on board": page_size at most 250; a reconciliation reads a few pages, newest first.
 PINS_PAGE_SIZE = 100
-PROCESSING_POLL_SECONDS = 2.0  # between "Get media upload details" requests while Pinterest processes a video
 RECONCILE_PAGES = 3
+PROCESSING_POLL_SECONDS = 2.0  # between "Get media upload details" requests while Pinterest processes a video
 # How far before the attempt marker a reconciling search reaches: Pinterest's clock and ours differ a little.
 CLOCK_SKEW = timedelta(seconds=60)
 # "Rate limits": Standard access counts requests per minute per user per app; without a Retry-After the post
