@@ -10,7 +10,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -27,7 +27,7 @@ from toolhost.platform.mcp import McpEndpoint
 from toolhost.platform.metrics import metrics_routes
 from toolhost.platform.oauth import oauth_routes
 from toolhost.platform.observability import GaugeReading, redact_access_log
-from toolhost.platform.rest import rest_routes
+from toolhost.platform.rest import client_went_away, rest_routes
 from toolhost.platform.runtime import Platform, build_platform, tune_garbage_collection
 from toolhost.platform.signin import signin_routes
 from toolhost.platform.worker import load_job_types, run_worker
@@ -84,6 +84,7 @@ def create_app(settings: Settings | None = None, platform: Platform | None = Non
             Route("/healthz", healthz, methods=["GET"]),
         ],
         lifespan=lifespan,
+        exception_handlers={ClientDisconnect: client_went_away},
     )
     app.state.platform = platform
     return app

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 from sqlalchemy import func, select, update
+from starlette.applications import Starlette
+from starlette.types import Message, Scope
 
 from tests.conftest import Tenant, TenantFactory
 from toolhost.domains.planning.models import ContentPlan
@@ -354,6 +357,46 @@ async def test_a_failure_before_execute_is_the_documented_500_not_plain_text(
         assert body["isError"] is True and body["structuredContent"] == {"error": body["error"]}
         assert body["error"]["error_type"] == "server_error" and body["error"]["request_id"] in body["error"]["message"]
         assert "10.0.0.7" not in response.text
+
+
+@pytest.mark.parametrize("path", ["/v1/tools/get_credit_balance", "/mcp"])
+async def test_a_client_that_hangs_up_mid_body_is_no_server_error(
+    tenant: Tenant, app: Starlette, path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A dropped upload (or a load generator stopping mid-request) logged a traceback as a failure of the service."""
+    incoming: list[Message] = [
+        {"type": "http.request", "body": b'{"proj', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return incoming.pop(0)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    headers = {**tenant.headers, "content-type": "application/json", "content-length": "100"}
+    if path == "/mcp":
+        headers["accept"] = "application/json, text/event-stream"
+    scope: Scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(name.lower().encode(), value.encode()) for name, value in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+    with caplog.at_level(logging.WARNING):
+        await app(scope, receive, send)
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []
+    assert sent[0]["status"] == 499  # marks the request in the app; the server sends nothing to a closed socket
 
 
 async def test_every_call_is_recorded_including_failures(tenant: Tenant, platform: Platform) -> None:

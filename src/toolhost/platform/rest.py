@@ -7,7 +7,7 @@ import json
 import logging
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
@@ -32,6 +32,8 @@ AUTHENTICATED_BODY_LIMIT = 16 * 1024 * 1024
 ANONYMOUS_BODY_LIMIT = 100 * 1024
 RUN_HEADER = "x-toolhost-run"
 RUN_ID_LIMIT = 128
+# nginx's status for a request its client abandoned: never sent, it only marks the request in the app.
+CLIENT_CLOSED_REQUEST = 499
 CREDENTIAL_HEADERS = frozenset({b"authorization", b"x-api-key", RUN_HEADER.encode(), websession.CSRF_HEADER.encode()})
 
 
@@ -89,6 +91,15 @@ def unexpected_failure(request_id: str) -> ServerFailed:
     """
     logger.exception("request failed unexpectedly [%s]", request_id)
     return ServerFailed(f"internal error; quote request id {request_id} when reporting it")
+
+
+async def client_went_away(request: Request, error: Exception) -> Response:
+    """The app's answer when a client closes its connection before its request body arrived: no one reads it.
+
+    Not a server error: without this, a dropped upload or a load generator stopping mid-request logged a
+    traceback and counted as a failure of the service.
+    """
+    return Response(status_code=CLIENT_CLOSED_REQUEST)
 
 
 def error_response(error: ToolError, request_id: str | None = None) -> JSONResponse:
@@ -205,6 +216,8 @@ def rest_routes(platform: Platform) -> list[BaseRoute]:
             arguments = await read_json_body(request, AUTHENTICATED_BODY_LIMIT)
         except ToolError as error:
             return error_response(error, request_id)
+        except ClientDisconnect:
+            raise  # nobody is left to answer: the app's handler ends the request without a server error
         except Exception:
             return error_response(unexpected_failure(request_id), request_id)
         execution = await platform.executor.execute(
