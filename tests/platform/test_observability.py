@@ -79,6 +79,8 @@ async def test_every_call_writes_one_json_line_whatever_its_transport(
         ("adapt_content", "rest", "error"),
         ("get_credit_balance", "mcp", "ok"),
     ]
+    # Ids sort as the calls were made, in logs and in the usage table's index alike.
+    assert [line["request_id"] for line in lines] == sorted(line["request_id"] for line in lines)
     first, second, third, _ = lines
     assert first["event"] == "tool_call" and first["run_id"] == "run-7"
     assert first["account_id"] == str(tenant.account_id) and first["project_id"] is None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from importlib.metadata import version as package_version
 from typing import Any
 
+import uuid_utils
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -95,8 +95,12 @@ class _Call:
 
 
 def new_request_id() -> str:
-    """A request id for logs and error bodies."""
-    return "req_" + secrets.token_hex(16)
+    """A request id for logs, error bodies and usage rows: a UUIDv7's hex, unique and ordered by time.
+
+    Ordered, the usage table's index on request ids grows at its end instead of rewriting pages all over it
+    each flush; and uuid_utils draws it without the system call per id that secrets.token_hex made.
+    """
+    return "req_" + uuid_utils.uuid7().hex
 
 
 def field_errors(error: ValidationError) -> list[dict[str, str]]:
