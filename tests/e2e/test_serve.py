@@ -26,6 +26,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from tests.local_http import serving
 from toolhost import cli
 
 pytestmark = pytest.mark.slow
@@ -62,11 +63,8 @@ class Receiver(BaseHTTPRequestHandler):
 def receiver() -> Iterator[str]:
     Receiver.deliveries = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/hook"
-    server.shutdown()
-    server.server_close()
+    with serving(server):
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook"
 
 
 def toolhost_command(*arguments: str) -> list[str]:
@@ -231,38 +229,36 @@ def test_a_hold_left_by_a_server_killed_mid_call_is_returned_by_the_next_servers
     HangingSite.release.clear()
     site = ThreadingHTTPServer(("127.0.0.1", 0), HangingSite)
     site.daemon_threads = True
-    threading.Thread(target=site.serve_forever, daemon=True).start()
-    port = free_port()
-    hold_settings = {"TOOLHOST_CREDITS__HOLD_SECONDS": "1"}
-    process, lines = start(tmp_path, port, **hold_settings)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", "".join(lines)).group(1)  # type: ignore[union-attr]
-        headers = {"Authorization": f"Bearer {key}"}
-        before = balance(base, headers)
+    with serving(site):
+        port = free_port()
+        hold_settings = {"TOOLHOST_CREDITS__HOLD_SECONDS": "1"}
+        process, lines = start(tmp_path, port, **hold_settings)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            key = re.search(r"(thk_live_[A-Za-z0-9_-]{32,})", "".join(lines)).group(1)  # type: ignore[union-attr]
+            headers = {"Authorization": f"Bearer {key}"}
+            before = balance(base, headers)
 
-        def call() -> None:
-            url = f"http://127.0.0.1:{site.server_address[1]}/"
-            # The server is killed under this call.
-            with contextlib.suppress(httpx.TransportError):
-                httpx.post(f"{base}/v1/tools/extract_brand", headers=headers, json={"url": url}, timeout=30)
+            def call() -> None:
+                url = f"http://127.0.0.1:{site.server_address[1]}/"
+                # The server is killed under this call.
+                with contextlib.suppress(httpx.TransportError):
+                    httpx.post(f"{base}/v1/tools/extract_brand", headers=headers, json={"url": url}, timeout=30)
 
-        caller = threading.Thread(target=call, daemon=True)
-        caller.start()
-        assert HangingSite.received.wait(timeout=20)
-        assert balance(base, headers) == before - 2  # the call's hold
-        process.kill()
-        process.wait(timeout=20)
-        caller.join(timeout=20)
-    finally:
-        if process.poll() is None:
+            caller = threading.Thread(target=call, daemon=True)
+            caller.start()
+            assert HangingSite.received.wait(timeout=20)
+            assert balance(base, headers) == before - 2  # the call's hold
             process.kill()
             process.wait(timeout=20)
-        if process.stdout is not None:
-            process.stdout.close()
-        HangingSite.release.set()
-        site.shutdown()
-        site.server_close()
+            caller.join(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=20)
+            if process.stdout is not None:
+                process.stdout.close()
+            HangingSite.release.set()
 
     again, _ = start(tmp_path, port, **hold_settings)
     try:

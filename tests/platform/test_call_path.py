@@ -20,6 +20,7 @@ from sqlalchemy import event, func, select, update
 from starlette.applications import Starlette
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
+from tests.local_http import serving
 from toolhost.app import create_app
 from toolhost.catalog import build_registry
 from toolhost.config import RateLimitSettings, Settings
@@ -77,14 +78,8 @@ class SlowSite:
 @pytest.fixture
 def slow_site() -> Iterator[SlowSite]:
     site = SlowSite()
-    thread = threading.Thread(target=site.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(site.server):
         yield site
-    finally:
-        site.server.shutdown()
-        site.server.server_close()
-        thread.join(timeout=5)
 
 
 def slow_site_settings(database_url: str, tmp_path: Path) -> Settings:

@@ -15,6 +15,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from tests.local_http import serving
 
 Route = Callable[[BaseHTTPRequestHandler], None]
 
@@ -80,15 +81,11 @@ def _start(context: ssl.SSLContext | None) -> Iterator[LocalServer]:
     if context is not None:
         server.socket = context.wrap_socket(server.socket, server_side=True)
     local = LocalServer(server=server)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield local
-    finally:
-        local.release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(server):
+        try:
+            yield local
+        finally:
+            local.release.set()
 
 
 @pytest.fixture

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 import pytest
+from tests.local_http import serving
 
 from toolhost.config import FetchSettings, load_settings
 from toolhost.platform.results import UpstreamFailed, ValidationFailed
@@ -375,14 +375,8 @@ def keep_alive_server() -> Iterator[tuple[int, list[tuple[str, int]]]]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAliveHandler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server.server_address[1], seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 async def test_a_keep_alive_fetcher_reuses_one_connection_per_name_and_closes_them(

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import settings_for_test
+from tests.local_http import serving
 from toolhost.config import Settings
 
 SITE = Path(__file__).resolve().parents[2] / "data" / "brand_site"
@@ -47,15 +48,11 @@ def site() -> Iterator[str]:
     handler = type("Handler", (SiteHandler,), {"release": release})
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(SITE)))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(server):
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            release.set()
 
 
 @pytest.fixture

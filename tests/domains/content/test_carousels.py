@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import threading
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +15,7 @@ from PIL import Image
 from sqlalchemy import select
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
+from tests.local_http import serving
 from toolhost.config import Settings
 from toolhost.domains.content import layouts
 from toolhost.domains.content.models import ContentRecord
@@ -51,11 +51,8 @@ def logo_server() -> Iterator[str]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/logo.png"
-    server.shutdown()
-    server.server_close()
+    with serving(server):
+        yield f"http://127.0.0.1:{server.server_address[1]}/logo.png"
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from PIL import Image
 from sqlalchemy import func, select, update
 
 from tests.conftest import Tenant, TenantFactory, settings_for_test, worker_context
+from tests.local_http import serving
 from toolhost.config import Settings
 from toolhost.db.base import utcnow
 from toolhost.domains.content import images
@@ -56,11 +57,8 @@ def reference_server() -> Iterator[str]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/photo.png"
-    server.shutdown()
-    server.server_close()
+    with serving(server):
+        yield f"http://127.0.0.1:{server.server_address[1]}/photo.png"
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +12,7 @@ import pytest
 
 from tests.conftest import Tenant, settings_for_test
 from tests.domains.analytics.conftest import Channel, now, open_channel
+from tests.local_http import serving
 from toolhost.config import Settings
 from toolhost.domains.distribution.models import Post
 from toolhost.platform.runtime import Platform
@@ -46,11 +46,8 @@ def feed_server() -> Iterator[tuple[str, list[str]]]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", hits
-    server.shutdown()
-    server.server_close()
+    with serving(server):
+        yield f"http://127.0.0.1:{server.server_address[1]}", hits
 
 
 @pytest.fixture

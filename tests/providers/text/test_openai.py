@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from tests.local_http import serving
 
 from toolhost.config import ProviderSettings
 from toolhost.platform.results import UpstreamFailed
@@ -61,12 +62,11 @@ class ChatStandIn:
 @pytest.fixture
 def chat() -> Iterator[ChatStandIn]:
     stand_in = ChatStandIn()
-    thread = threading.Thread(target=stand_in.server.serve_forever, daemon=True)
-    thread.start()
-    yield stand_in
-    stand_in.release.set()
-    stand_in.server.shutdown()
-    stand_in.server.server_close()
+    with serving(stand_in.server):
+        try:
+            yield stand_in
+        finally:
+            stand_in.release.set()
 
 
 def provider(chat: ChatStandIn, **overrides: object) -> OpenAITextProvider:
