@@ -157,6 +157,7 @@ async def test_the_save_runtime_explain_check_cycle(tenant: Tenant) -> None:
         "structuralPatterns",
         "messagingAlignment",
         "claimSupport",
+        "voiceFit",
     }
     assert round(sum(d["weight"] for d in good["dimensions"].values()), 6) == 1.0
     span = bad["issues"][0]["span"]

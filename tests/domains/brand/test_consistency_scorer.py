@@ -181,3 +181,48 @@ def test_the_brands_example_posts_set_the_register_when_no_measured_voice_exists
     without_examples = dict(runtime, voice={key: value for key, value in runtime["voice"].items() if key != "examples"})
     with_examples = score_consistency(runtime, text).dimensions["toneAlignment"].score
     assert with_examples < score_consistency(without_examples, text).dimensions["toneAlignment"].score
+
+
+QUIET_LUXURY = (
+    "Our menus are curated for a discerning clientele who expect an exclusive, refined dining experience at home."
+)
+
+
+def test_quiet_copy_in_the_wrong_manner_fails_on_voice_fit_and_names_the_words() -> None:
+    brands, _ = _labelled()
+    on_brand = score_consistency(
+        brands["sprout"],
+        "Weeknight dinners, sorted: a box of seasonal vegetables and three recipes that take about 20 minutes.",
+    )
+    quiet = score_consistency(brands["sprout"], QUIET_LUXURY)
+    assert quiet.banned_terms_found == [] and "!" not in QUIET_LUXURY, "nothing a word list would catch"
+    assert on_brand.passed and on_brand.dimensions["voiceFit"].score >= 50
+    assert not quiet.passed
+    assert quiet.dimensions["voiceFit"].score < 25
+    named = " ".join(quiet.dimensions["voiceFit"].issues)
+    assert "discerning" in named or "refined" in named or "exclusive" in named
+    assert any(issue.dimension == "voiceFit" for issue in quiet.issues)
+
+
+def test_a_manner_the_brand_itself_speaks_in_is_not_held_against_it() -> None:
+    brands, _ = _labelled()
+    refined = json.loads(json.dumps(brands["sprout"]))
+    refined["voice"]["tone"] = ["refined", "exclusive", "discerning"]
+    refined["voice"]["examples"] = ["An exclusive tasting menu for a discerning clientele, curated by our chef."]
+    plain_brand = score_consistency(brands["sprout"], QUIET_LUXURY).dimensions["voiceFit"].score
+    refined_brand = score_consistency(refined, QUIET_LUXURY).dimensions["voiceFit"].score
+    assert refined_brand >= 50 > plain_brand
+
+
+def test_recognitions_and_counts_in_words_are_claims_durations_are_not() -> None:
+    claims = [
+        "Harrowgate & Pell was named North West Law Firm of the Year.",
+        "We have been ranked Band 1 for commercial litigation.",
+        "We serve more than two million meals a year.",
+        "Around 95 per cent of what we sell is grown nearby.",
+        "Our MRI suite, the first in the county, opened in May.",
+    ]
+    for text in claims:
+        assert find_claims(text, []), text
+    for text in ("Replace your toothbrush every three months.", "The first asparagus of the season is in."):
+        assert find_claims(text, []) == [], text

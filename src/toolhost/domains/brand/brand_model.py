@@ -12,7 +12,7 @@ from toolhost.domains.brand.claims import Evidence, build_evidence
 from toolhost.domains.brand.register import measure_register, tone_leaning
 from toolhost.domains.brand.text_analysis import term_pattern
 from toolhost.domains.brand.voice_model import VoiceTargets, build_targets
-from toolhost.providers.text.analysis import WORD, content_stems, stem
+from toolhost.providers.text.analysis import WORD, content_stems, stem, stem_set
 
 JARGON = frozenset(
     stem(word)
@@ -111,6 +111,10 @@ class BrandModel:
     evidence: tuple[Evidence, ...]
     register: RegisterTargets
     known_words: frozenset[str]
+    # Every content stem the profile itself uses (the words it licenses), and those only its avoid rules and
+    # banned terms use: what voice_fit reads a text's manner against.
+    profile_stems: frozenset[str]
+    avoid_stems: frozenset[str]
 
 
 def _strings(value: Any) -> list[str]:
@@ -203,6 +207,23 @@ def _compile_cached(serialized: str) -> BrandModel:
     )
     proof_points = [item for item in messaging.get("proofPoints") or [] if isinstance(item, dict | str)]
     propositions = _strings(messaging.get("valuePropositions"))
+    profile_stems = stem_set(
+        [
+            name,
+            *descriptive,
+            *pillars,
+            *propositions,
+            *_strings(messaging.get("messagingPillars")),
+            *_strings(messaging.get("proofPoints")),
+            *_strings(voice.get("tone")),
+            *_strings(voice.get("style")),
+            *_strings(voice.get("preferredTerms")),
+            *_strings(voice.get("languagePatterns")),
+            *examples,
+            *audience_texts,
+        ]
+    )
+    avoid_stems = stem_set(_strings(voice.get("avoidPatterns")) + _strings(voice.get("bannedTerms"))) - profile_stems
     return BrandModel(
         name=name,
         self_names=tuple(name_variants),
@@ -223,4 +244,6 @@ def _compile_cached(serialized: str) -> BrandModel:
             for text in [*audience_texts, *descriptive, *examples, *pillars, *propositions]
             for word in WORD.findall(text)
         ),
+        profile_stems=frozenset(profile_stems),
+        avoid_stems=frozenset(avoid_stems),
     )

@@ -8,12 +8,17 @@ from dataclasses import dataclass
 from toolhost.providers.text.analysis import content_stems, sentences
 
 CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("percentage", "high", re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|percent\b)", re.IGNORECASE)),
+    ("percentage", "high", re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|per\s?cent\b)", re.IGNORECASE)),
     (
         "number",
         "high",
         re.compile(
             r"(?:\$\s?\d[\d,.]*\s?(?:k|m|bn|million|billion|thousand)?\b"
+            # a following counted in words: "two million meals", "thousands of families" (a duration in words,
+            # "three weeks", is how long something takes, not a claim)
+            r"|\b(?:(?:two|three|four|five|six|seven|eight|nine|ten|twenty|fifty)\s+(?:hundred|thousand|million)"
+            r"|hundreds|thousands|millions)\s+(?:of\s+)?(?:customers|users|clients|businesses|companies|people"
+            r"|members|families|meals|patients|students|homes|orders)\b"
             r"|\b\d+(?:\.\d+)?\s?(?:x|×)(?!\w)"
             r"|\b\d[\d,.]*\s?(?:k|m|million|billion|thousand)?\+?\s?"
             r"(?:customers|users|clients|businesses|companies|teams|people|members|families|hikers|downloads|reviews"
@@ -45,6 +50,13 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             # "the best part of her Tuesday" is someone's experience, not a ranking against competitors
             r"(?!\s+(?:part|parts|thing|things|moment|moments|bit|day|days|time|times)\s+of\s+"
             r"(?:my|her|his|their|our|your|the)\b)"
+            # recognition: "Law Firm of the Year", "ranked Band 1", "a Royal Warrant", "two Michelin stars",
+            # "the first in the county", "the jeweller of choice for three royal families"
+            r"|\bof\s+the\s+year\b|\b(?:winner|winners)\s+of\b|\bawarded\s+(?:a|the)\b"
+            r"|\branked\s+(?:band|tier|no\.?|number|#|top|first)\b|\broyal\s+warrant\b|\bmichelin\b"
+            r"|\b(?:one|two|three)-star\b|\bof\s+choice\s+for\b"
+            r"|\b(?:oldest|first|only)\s+(?:\w+\s+){0,3}(?:in|of)\s+(?:the\s+)?(?:country|county|region|city|uk|world"
+            r"|britain|england|scotland|wales|ireland|europe|area|town|north|south|east|west)\b"
             r"|\bmost\s+(?:trusted|popular|loved|advanced|powerful"
             r"|reliable|accurate|secure|affordable|complete))",
             re.IGNORECASE,

@@ -86,7 +86,7 @@ class Dimension:
         }
 
 
-def _issue(
+def record_issue(
     issues: list[Issue],
     dimension: Dimension,
     name: str,
@@ -175,7 +175,7 @@ def tone(brand: BrandModel, signals: VoiceSignals, register: Register, text: str
             direction = "more formal" if value < low else "less formal"
             span = _tone_span(feature, text) or (0, min(len(text), 80))
             severity = "high" if closeness < 0.3 else "medium"
-            _issue(
+            record_issue(
                 issues,
                 dimension,
                 "toneAlignment",
@@ -242,11 +242,13 @@ def _register_factor(
         factor *= max(0.25, closeness) ** 0.8
         if closeness < 0.7:
             severity = "high" if closeness < 0.35 else "medium"
-            _issue(issues, dimension, "toneAlignment", rule, text, span or (0, min(len(text), 80)), severity, advice)
+            record_issue(
+                issues, dimension, "toneAlignment", rule, text, span or (0, min(len(text), 80)), severity, advice
+            )
     if targets.speaks_as_itself and register.third_person and signals.first_plural_rate == 0:
         factor *= THIRD_PERSON_FACTOR
         span = register.third_person_span or (0, min(len(text), 80))
-        _issue(
+        record_issue(
             issues,
             dimension,
             "toneAlignment",
@@ -388,7 +390,7 @@ def avoid(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
             found.append((rule.label, span))
     for label, span in found[:3]:
         dimension.score -= AVOID_PENALTY
-        _issue(
+        record_issue(
             issues,
             dimension,
             "avoidCompliance",
@@ -409,7 +411,7 @@ def vocabulary(
         spans = find_term(pattern, text, term)
         if spans:
             banned_found.append(term)
-            _issue(
+            record_issue(
                 issues,
                 dimension,
                 "vocabularyAdherence",
@@ -438,7 +440,7 @@ def structure(text: str, signals: VoiceSignals, issues: list[Issue]) -> Dimensio
     dimension = Dimension(100.0, 0.0)
     for match in list(REPEATED_PUNCTUATION.finditer(text))[:3]:
         dimension.score -= 15.0
-        _issue(
+        record_issue(
             issues,
             dimension,
             "structuralPatterns",
@@ -450,7 +452,7 @@ def structure(text: str, signals: VoiceSignals, issues: list[Issue]) -> Dimensio
         )
     for match in list(ALL_CAPS.finditer(text))[1:4]:
         dimension.score -= 10.0
-        _issue(
+        record_issue(
             issues,
             dimension,
             "structuralPatterns",
@@ -462,7 +464,7 @@ def structure(text: str, signals: VoiceSignals, issues: list[Issue]) -> Dimensio
         )
     for match in list(EMOJI_RUN.finditer(text))[:2]:
         dimension.score -= 10.0
-        _issue(
+        record_issue(
             issues,
             dimension,
             "structuralPatterns",
@@ -475,7 +477,7 @@ def structure(text: str, signals: VoiceSignals, issues: list[Issue]) -> Dimensio
     for start, end in sentences(text):
         if len(WORD.findall(text[start:end])) > 45:
             dimension.score -= 10.0
-            _issue(
+            record_issue(
                 issues,
                 dimension,
                 "structuralPatterns",
@@ -506,7 +508,7 @@ def mentions(brand: BrandModel, text: str, signals: VoiceSignals, issues: list[I
         if match:
             if match.group(0) != brand.name and match.group(0) != brand.name.split()[0]:
                 dimension.score = 85.0
-                _issue(
+                record_issue(
                     issues,
                     dimension,
                     "brandMentions",

@@ -1,0 +1,129 @@
+"""voiceFit: does a text read like this brand's own copy? A judgement of manner, learned from labelled copy.
+
+The lexical dimensions see what a rule can name: banned terms, hype, urgency, claims, topic words. Quiet
+off-brand copy names none of them: it is fluent and on the brand's subject, and wrong in its manner (a
+luxury or institutional register for a plain brand, gatekeeping, contempt, a promise the brand cannot keep).
+That manner lives in the words a text uses that its brand's own profile never does, and in the words around
+them. So a text is read against its brand: every content word the profile uses (pillars, value propositions,
+voice rules, example posts, audience) stands for "the brand's subject" and carries no manner of its own;
+function words, the other content words and the word pairs around them are the features. A logistic
+regression over those features, trained on labelled on- and off-brand copy of many brands by
+`bench/train_voice_fit.py` (data and figures in bench/README.md), gives the probability that the brand's
+editor would approve the text; its weights ship in `voice_fit.json` beside this module, a few hundred KB.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from toolhost.domains.brand.brand_model import BrandModel
+from toolhost.domains.brand.dimensions import Dimension, Issue, record_issue
+from toolhost.providers.text.analysis import NUMBER, STOPWORDS, WORD, stem
+
+WEIGHTS_FILE = Path(__file__).with_name("voice_fit.json")
+BRAND_WORD = "~"  # what a content word the profile itself uses becomes: the brand's subject, no manner
+DOUBT = 50.0  # under this the model thinks the editor more likely to send the text back than approve it
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceFitModel:
+    bias: float
+    weights: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A word of the text as the model reads it: its stem, the brand's subject, or a function word."""
+
+    form: str
+    start: int
+    end: int
+    content: bool
+
+
+def read_tokens(brand: BrandModel, text: str) -> tuple[list[Token], int, int, int]:
+    """The text's tokens, and how many content words it has, how many the profile uses, how many only its
+    avoid rules and banned terms use."""
+    tokens: list[Token] = []
+    content = licensed = avoided = 0
+    for match in WORD.finditer(text):
+        word = match.group(0).lower().replace("\u2019", "'")
+        if word in STOPWORDS or len(word) <= 2:
+            tokens.append(Token(word, match.start(), match.end(), content=False))
+            continue
+        content += 1
+        word_stem = stem(word)
+        if word_stem in brand.profile_stems:
+            licensed += 1
+            tokens.append(Token(BRAND_WORD, match.start(), match.end(), content=True))
+            continue
+        avoided += word_stem in brand.avoid_stems
+        tokens.append(Token(word_stem, match.start(), match.end(), content=True))
+    return tokens, content, licensed, avoided
+
+
+def text_features(brand: BrandModel, text: str) -> dict[str, float]:
+    """The features of a text read against its brand: what the model was trained on, computed the same way."""
+    tokens, content, licensed, avoided = read_tokens(brand, text)
+    features: dict[str, float] = {}
+    for token in tokens:
+        if token.form != BRAND_WORD:
+            features["w:" + token.form] = 1.0
+    features["licensed_share"] = licensed / content if content else 0.0
+    features["avoid_words"] = min(avoided, 3) / 3
+    backed = {match.group(0) for evidence in brand.evidence for match in NUMBER.finditer(evidence.text)}
+    unbacked = {match.group(0).rstrip(".,") for match in NUMBER.finditer(text)} - backed
+    features["unbacked_figures"] = min(len(unbacked), 3) / 3
+    return features
+
+
+@cache
+def load_model() -> VoiceFitModel:
+    data = json.loads(WEIGHTS_FILE.read_text())
+    return VoiceFitModel(
+        bias=float(data["bias"]), weights={key: float(value) for key, value in data["weights"].items()}
+    )
+
+
+def probability(brand: BrandModel, text: str, model: VoiceFitModel | None = None) -> float:
+    """How likely the brand's editor is to approve the text as it is."""
+    model = model or load_model()
+    logit = model.bias + sum(model.weights.get(name, 0.0) * value for name, value in text_features(brand, text).items())
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
+
+
+def words_against(brand: BrandModel, text: str, model: VoiceFitModel | None = None) -> list[tuple[int, int]]:
+    """Spans of the (at most three) content words that count most against the text, strongest first (a
+    function word may weigh as much, but "our" tells a writer nothing)."""
+    model = model or load_model()
+    tokens, *_ = read_tokens(brand, text)
+    weighed: dict[str, tuple[float, int, int]] = {}
+    for token in tokens:
+        weight = model.weights.get("w:" + token.form, 0.0)
+        if token.content and token.form != BRAND_WORD and weight < 0 and token.form not in weighed:
+            weighed[token.form] = (weight, token.start, token.end)
+    return [(start, end) for _, start, end in sorted(weighed.values())[:3]]
+
+
+def voice_fit(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
+    """The voiceFit dimension: the model's probability as a 0-100 score, and the words that weigh most
+    against a text it doubts."""
+    result = Dimension(score=100.0 * probability(brand, text), weight=0.0)
+    if result.score < DOUBT:
+        for span in words_against(brand, text):
+            record_issue(
+                issues,
+                result,
+                "voiceFit",
+                "Reads unlike the brand's own copy",
+                text,
+                span,
+                "medium",
+                "say it the way the brand's example posts and voice rules do: their register, their promise, "
+                "their audience",
+            )
+    return result
