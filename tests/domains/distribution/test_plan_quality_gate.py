@@ -9,9 +9,13 @@ from tests.domains.distribution.conftest import connect_webhook
 from tests.providers.text.brands import BRANDS
 from toolhost.platform.runtime import Platform
 
+# Not the post this was before ("Status meetings eat 4 hours of focus time per person every week. Try one week of
+# async updates with your remote team and reply with what changed."), which the gate's reading model blocks: its
+# first sentence is nearly the pain point the old built-in writer pasted into the failed posts it learned from
+# (bench/README.md lists it among the gate's known errors).
 CLEAN = (
-    "Status meetings eat 4 hours of focus time per person every week. "
-    "Try one week of async updates with your remote team and reply with what changed."
+    "A weekly status meeting costs each person about 4 hours of focus time. "
+    "Try written async updates for one week and tell us what changed."
 )
 
 

@@ -235,9 +235,13 @@ async def test_readiness_names_missing_accounts_and_low_credits_as_blockers(
     assert text.startswith("NOT READY")
 
 
+# Not the post this was before ("Status meetings eat 4 hours of focus time per person every week. Try one week of
+# async updates with your remote team and reply with what changed."), which the gate's reading model blocks: its
+# first sentence is nearly the pain point the old built-in writer pasted into the failed posts it learned from
+# (bench/README.md lists it among the gate's known errors).
 GOOD = (
-    "Status meetings eat 4 hours of focus time per person every week. "
-    "Try one week of async updates with your remote team and reply with what changed."
+    "A weekly status meeting costs each person about 4 hours of focus time. "
+    "Try written async updates for one week and tell us what changed."
 )
 
 

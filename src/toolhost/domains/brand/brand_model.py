@@ -115,6 +115,7 @@ class BrandModel:
     # banned terms use: what voice_fit reads a text's manner against.
     profile_stems: frozenset[str]
     avoid_stems: frozenset[str]
+    tone_stems: frozenset[str]  # the stems of the voice's tone words ("warm", "playful", "formal")
 
 
 def _strings(value: Any) -> list[str]:
@@ -246,4 +247,5 @@ def _compile_cached(serialized: str) -> BrandModel:
         ),
         profile_stems=frozenset(profile_stems),
         avoid_stems=frozenset(avoid_stems),
+        tone_stems=frozenset(stem_set(_strings(voice.get("tone")))),
     )

@@ -21,15 +21,15 @@ from toolhost.providers.text.analysis import content_stems
 # Fitted by bench/train_voice_fit.py on the tuning data (voiceFit from models that never saw the text's brand):
 # the weights that best put 60 between on- and off-brand copy, each at least 0.02 before rounding; they sum to 1.
 WEIGHTS: dict[str, float] = {
-    "toneAlignment": 0.06,
+    "toneAlignment": 0.08,
     "messagingAlignment": 0.03,
-    "claimSupport": 0.19,
-    "avoidCompliance": 0.03,
+    "claimSupport": 0.13,
+    "avoidCompliance": 0.04,
     "audienceRelevance": 0.03,
-    "vocabularyAdherence": 0.21,
+    "vocabularyAdherence": 0.16,
     "structuralPatterns": 0.03,
     "brandMentions": 0.03,
-    "voiceFit": 0.39,
+    "voiceFit": 0.47,
 }
 PASS_MARK = 60
 BLOCKER_STEP = 5  # how far under the pass mark each further blocker pushes `overall`

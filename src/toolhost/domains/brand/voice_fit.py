@@ -26,6 +26,9 @@ from toolhost.providers.text.analysis import NUMBER, STOPWORDS, WORD, stem
 
 WEIGHTS_FILE = Path(__file__).with_name("voice_fit.json")
 BRAND_WORD = "~"  # what a content word the profile itself uses becomes: the brand's subject, no manner
+SECOND_PERSON = frozenset({"you", "your", "yours", "you're", "you'll", "you've"})
+FIRST_PLURAL = frozenset({"we", "our", "ours", "us", "we're", "we'll", "we've"})
+SHORT_WORDS = 15
 DOUBT = 50.0  # under this the model thinks the editor more likely to send the text back than approve it
 
 
@@ -73,6 +76,24 @@ def text_features(brand: BrandModel, text: str) -> dict[str, float]:
     for token in tokens:
         if token.form != BRAND_WORD:
             features["w:" + token.form] = 1.0
+    # How the text speaks, crossed with each tone word of the brand: contractions are right for a "warm"
+    # brand and wrong for a "formal" one, and the model learns which from the labelled copy.
+    words = [match.group(0).lower() for match in WORD.finditer(text)]
+    count = max(1, len(words))
+    sentence_count = max(1, sum(text.count(mark) for mark in ".?!"))
+    manner = {
+        "contractions": 10 * sum("'" in word or "\u2019" in word for word in words) / count,
+        "you": 10 * sum(word in SECOND_PERSON for word in words) / count,
+        "we": 10 * sum(word in FIRST_PLURAL for word in words) / count,
+        "sentence_length": min(len(words) / sentence_count / 25, 2.0),
+        "question": 1.0 if "?" in text else 0.0,
+    }
+    for tone in brand.tone_stems:
+        for name, value in manner.items():
+            features[f"x:{tone}*{name}"] = value
+    # Short copy gives the words little to go on: the model learns how far that alone should count.
+    features["length"] = math.log1p(len(words)) / 5
+    features["short"] = 1.0 if len(words) < SHORT_WORDS else 0.0
     features["licensed_share"] = licensed / content if content else 0.0
     features["avoid_words"] = min(avoided, 3) / 3
     backed = {match.group(0) for evidence in brand.evidence for match in NUMBER.finditer(evidence.text)}

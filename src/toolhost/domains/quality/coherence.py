@@ -178,7 +178,7 @@ def sentences(text: str) -> list[str]:
     return [part.strip() for part in SENTENCE_BREAK.split(text) if part.strip() and analysis.WORD.search(part)]
 
 
-def _quote(text: str, limit: int = 60) -> str:
+def quote(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return f'"{text[:limit]}{"..." if len(text) > limit else ""}"'
 
@@ -190,22 +190,22 @@ def instruction_echo(caption: str) -> list[Finding]:
     for pattern in (INSTRUCTION_OPENING, PLATFORM_OPENING):
         match = pattern.search(opening[:160])
         if match:
-            found.append(Finding("instruction_echo", f"it opens with the request itself ({_quote(match.group(0))})", 3))
+            found.append(Finding("instruction_echo", f"it opens with the request itself ({quote(match.group(0))})", 3))
             break
     assistant = ASSISTANT_TALK.search(caption)
     if assistant:
-        found.append(Finding("instruction_echo", f"it talks to whoever asked for it ({_quote(assistant.group(0))})", 3))
+        found.append(Finding("instruction_echo", f"it talks to whoever asked for it ({quote(assistant.group(0))})", 3))
     labels = BRIEF_LABEL.findall(caption)
     if labels:
         found.append(
-            Finding("instruction_echo", f"it carries the brief's labels ({_quote(labels[0])})", 2 + len(labels))
+            Finding("instruction_echo", f"it carries the brief's labels ({quote(labels[0])})", 2 + len(labels))
         )
     aside = BRIEF_ASIDE.search(caption)
     if aside:
-        found.append(Finding("instruction_echo", f"it keeps a note to the writer ({_quote(aside.group(0))})", 2.5))
+        found.append(Finding("instruction_echo", f"it keeps a note to the writer ({quote(aside.group(0))})", 2.5))
     pasted = _pasted_request(prose(caption))
     if pasted:
-        found.append(Finding("instruction_echo", f"a request is pasted into a sentence ({_quote(pasted)})", 3))
+        found.append(Finding("instruction_echo", f"a request is pasted into a sentence ({quote(pasted)})", 3))
     tags = [tag.lower() for tag in HASHTAG.findall(caption)]
     instruction_tags = [tag for tag in tags if tag in grammar.INSTRUCTION_VERBS]
     if instruction_tags:
@@ -273,7 +273,7 @@ def truncation(caption: str) -> list[Finding]:
             return [Finding("truncated", f'it trails off after "{trailing.group(1)}"', 3)]
         return []
     if body[-1] == ":":
-        return [Finding("truncated", f"it stops on a label with nothing after it ({_quote(body[-30:])})", 3)]
+        return [Finding("truncated", f"it stops on a label with nothing after it ({quote(body[-30:])})", 3)]
     if body[-1] in ".!?)\"'\u201d\u2019;" or body[-1].isdigit():
         return []
     last_word = re.findall(r"[A-Za-z']+", body)[-1:] or [""]
@@ -305,11 +305,11 @@ def leftovers(caption: str) -> list[Finding]:
         tracked = bool(re.search(r"[?&]\w+=", url))  # a query string: tracking or a campaign code
         inline = bool(caption[match.end() :].strip(" .)\n#").split())  # text continues after the link
         weight = 2.5 if tracked else 1.5 if inline else 1.0
-        found.append(Finding("url", f"a raw link is left in the text ({_quote(url, 40)})", weight))
+        found.append(Finding("url", f"a raw link is left in the text ({quote(url, 40)})", weight))
     for pattern in MARKDOWN:
         markdown = pattern.search(caption)
         if markdown:
-            found.append(Finding("markdown", f"markdown is left in ({_quote(markdown.group(0), 30)})", 2.5))
+            found.append(Finding("markdown", f"markdown is left in ({quote(markdown.group(0), 30)})", 2.5))
             break
     placeholders = [
         match.group(0)
@@ -317,7 +317,7 @@ def leftovers(caption: str) -> list[Finding]:
         if not _CAPITAL_ONLY.match(match.group(0).upper()) or match.group(0).isupper()
     ]
     if placeholders:
-        found.append(Finding("placeholder", f"a placeholder was never filled in ({_quote(placeholders[0], 30)})", 3))
+        found.append(Finding("placeholder", f"a placeholder was never filled in ({quote(placeholders[0], 30)})", 3))
     return found
 
 
@@ -367,7 +367,7 @@ def repetition(caption: str) -> list[Finding]:
     echoed = _restated_sentence(text)
     if echoed and not repeated:
         # A long post may come back to its opening on purpose: this lowers the score without blocking alone.
-        found.append(Finding("repetition", f"a sentence says again what another said ({_quote(echoed, 50)})", 1.5))
+        found.append(Finding("repetition", f"a sentence says again what another said ({quote(echoed, 50)})", 1.5))
     openings = Counter(" ".join(part.split()[:2]) for part in parts if len(part.split()) >= 3)
     if openings and openings.most_common(1)[0][1] >= 3:
         found.append(Finding("repetition", "three sentences or more open the same way", 1))
@@ -420,15 +420,15 @@ def fragments(caption: str) -> list[Finding]:
         found.append(
             Finding(
                 "verbless",
-                f"{len(verbless)} of {len(counted)} sentences have no verb ({_quote(verbless[0], 40)})",
+                f"{len(verbless)} of {len(counted)} sentences have no verb ({quote(verbless[0], 40)})",
                 weight,
             )
         )
     elif len(unlabelled) >= 3 and not any(grammar.has_finite_verb(_verb_checked(part)) for part in unlabelled):
-        found.append(Finding("verbless", f"no sentence has a verb ({_quote(unlabelled[0], 40)})", 3))
+        found.append(Finding("verbless", f"no sentence has a verb ({quote(unlabelled[0], 40)})", 3))
     elif unlabelled and len(unlabelled) <= 2 and len(verbless) == len(unlabelled) and len(analysis.words(text)) >= 4:
         found.append(
-            Finding("verbless", f"it never says anything: no sentence has a verb ({_quote(counted[0], 40)})", 2)
+            Finding("verbless", f"it never says anything: no sentence has a verb ({quote(counted[0], 40)})", 2)
         )
     for pattern, label in (
         (PREPOSITION_THEN_SUBJECT, "a clause is pasted where a noun belongs"),
@@ -436,7 +436,7 @@ def fragments(caption: str) -> list[Finding]:
     ):
         match = pattern.search(text)
         if match:
-            found.append(Finding("stitched", f"{label} ({_quote(match.group(0))})", 2.5))
+            found.append(Finding("stitched", f"{label} ({quote(match.group(0))})", 2.5))
     labelled = [part for part in counted if LABEL.match(part)]
     if len(labelled) >= 2 and len(labelled) / len(counted) >= 0.5:
         found.append(Finding("stitched", f"{len(labelled)} sentences are label-and-colon fragments", 1.5))

@@ -101,13 +101,15 @@ def body(draft: Draft, hook: str, rng: random.Random, limit: int) -> list[str]:
     if request.audience and request.action not in ("ask", "remind", "invite"):
         add(phrasing.sentence(f"This one is for {phrasing.clause(request.audience)}"))
     stems = draft.stems
-    for fact in phrasing.relevant(draft.facts, stems, sources=("value", "proof", "pain", "goal"), limit=6):
+    # Not the audience's goal ("The goal is a calm skin every day."): in a post it reads as a stock line, and
+    # the reading gate blocks posts that carry one; a blog's summary still states it.
+    for fact in phrasing.relevant(draft.facts, stems, sources=("value", "proof", "pain"), limit=6):
         if (
             fact.stems & stems
             or fact.source == "value"
             and not any(item.source == "value" for item in draft.facts if item.text in result)
         ):
-            if fact.source in ("pain", "goal") and not fact.stems & stems:
+            if fact.source == "pain" and not fact.stems & stems:
                 continue
             add(fact.text)
     testimonials = phrasing.relevant(draft.facts, stems, sources=("testimonial",), limit=1)
@@ -237,8 +239,8 @@ class BuiltinTextProvider:
         proofs = phrasing.relevant(draft.facts, stems, sources=("proof", "testimonial"), limit=2)
         if proofs:
             sections.append(("What the results show", [fact.text for fact in proofs]))
-        if request.action == "tips":
-            steps = phrasing.steps(request, draft.brand, request.steps or 3)
+        steps = phrasing.steps(request, draft.brand, request.steps or 3) if request.action == "tips" else []
+        if steps:
             sections.append(("Step by step", ["\n".join(f"{n}. {step}" for n, step in enumerate(steps, start=1))]))
         sections = sections[:5]
         if len(sections) < 3:

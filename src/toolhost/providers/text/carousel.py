@@ -57,7 +57,8 @@ def _points(draft: Draft, hook: str) -> list[tuple[str, str]]:
         if text:
             points.append(("detail", text))
     # A how-to is its steps (as many as it asked for): they come before the brand's facts, which follow.
-    steps = [("step", step) for step in phrasing.steps(request, draft.brand, request.steps or 6)]
+    found = phrasing.steps(request, draft.brand, request.steps or 6)
+    steps = [("step", step) for step in found or phrasing.routine_steps(request.steps or 6)]
     if request.wants_steps:
         points += steps
     stems = draft.stems
@@ -80,7 +81,8 @@ def _middle(request: CarouselRequest, draft: Draft, hook: str, count: int) -> li
     points = _points(draft, hook)
     by_source = {source: [text for kind, text in points if kind == source] for source in LABELS}
     if template == "step-by-step" and draft.brief.action == "tips":
-        steps = phrasing.steps(draft.brief, draft.brand, min(count, draft.brief.steps or count))
+        wanted = min(count, draft.brief.steps or count)
+        steps = phrasing.steps(draft.brief, draft.brand, wanted) or phrasing.routine_steps(wanted)
         numbered: list[dict[str, Any]] = [
             {"headline": f"Step {number}", "body": _body(step), "emphasisWords": _emphasis(step)}
             for number, step in enumerate(steps, start=1)

@@ -476,7 +476,9 @@ PROCEDURES: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
         ),
     ),
 )
-GENERIC_STEPS = (
+# A routine with no subject of its own. Only carousels still use it, to fill the slides they were asked for
+# when the prompt and the brand give no steps: a caption, script or blog writes no steps instead.
+ROUTINE_STEPS = (
     "Write down what a good result looks like for you",
     "Start with one small change this week",
     "Make it part of your routine",
@@ -486,9 +488,17 @@ GENERIC_STEPS = (
 )
 
 
+def routine_steps(count: int) -> list[str]:
+    """The first `count` steps of the subject-free routine, as sentences."""
+    return [sentence(step) for step in ROUTINE_STEPS[:count]]
+
+
 def steps(brief: Brief, brand: BrandContext, count: int) -> list[str]:
     """Imperative steps for a how-to or a tips post: the prompt's own, the brand's imperatives, then a
-    procedure for the verb asked about. Each is a whole imperative sentence."""
+    procedure for the verb asked about. Each is a whole imperative sentence. Without any of these there are
+    no steps: self-help filler ("Start with one small change this week") under a specific topic is what a
+    careful editor strikes out, and the reading gate blocks it (carousels, which must fill
+    their slides, fall back on `routine_steps`)."""
     found: list[str] = [sentence(detail) for detail in brief.details if grammar.phrase_kind(detail) == "imperative"]
     stems = set(analysis.content_stems(" ".join([brief.how, brief.subject, *brief.keywords])))
     for phrase in [*brand.value_propositions, *brand.messaging_pillars]:
@@ -502,7 +512,7 @@ def steps(brief: Brief, brand: BrandContext, count: int) -> list[str]:
         verb = next(iter(grammar.verb_readings(first)))[0]  # "running a team" asks for the steps of "run"
     object_ = rest or "it"
     topic = clause(brief.how and grammar.gerund(verb.lower()) + (" " + rest if rest else "") or brief.subject or "it")
-    procedure = next((steps for verbs, steps in PROCEDURES if verb.lower() in verbs), GENERIC_STEPS)
+    procedure = next((steps for verbs, steps in PROCEDURES if verb.lower() in verbs), ())
     for template in procedure:
         found.append(sentence(template.format(object=object_, verb=verb.lower(), topic=topic)))
     unique: list[str] = []
