@@ -215,15 +215,21 @@ def _tagger() -> Any:
 
 def tag(sentence: str) -> list[Token]:
     """The sentence's tokens with their part-of-speech tags."""
+    return list(_tag(sentence))
+
+
+@lru_cache(maxsize=4096)
+def _tag(sentence: str) -> tuple[Token, ...]:
+    # The gate's rules and its reading model tag the same sentences: the second asks the cache.
     spans = [
         (match.group(0), match.start(), match.end()) for match in TAGGED_TOKEN.finditer(sentence.replace("\u2019", "'"))
     ]
     if not spans:
-        return []
+        return ()
     tagged = _tagger().tag(" ".join(text for text, _, _ in spans), tokenize=False)
     if len(tagged) != len(spans):  # the tagger split a token after all: tag word by word instead
         tagged = [(text, _tagger().tag(text, tokenize=False)[0][1]) for text, _, _ in spans]
-    return [Token(text, str(pos), start, end) for (text, start, end), (_, pos) in zip(spans, tagged, strict=True)]
+    return tuple(Token(text, str(pos), start, end) for (text, start, end), (_, pos) in zip(spans, tagged, strict=True))
 
 
 def in_lexicon(word: str) -> bool:
