@@ -24,6 +24,7 @@ from quality_scorer import DATA, RUBRIC, TUNING_SETS, _load, auc, in_measuring_h
 from toolhost.domains.quality import coherence, reading, tagged
 from toolhost.domains.quality.reading import WEIGHTS_FILE, post_features
 from toolhost.domains.quality.scoring import PostInput, QualityResult, score_post
+from toolhost.providers.text.linear import LinearModel
 
 WRITTEN = DATA / "gate_training"
 MIN_POSTS = 3  # a feature seen in fewer posts is noise
@@ -62,7 +63,7 @@ def gate(row: dict[str, Any]) -> QualityResult:
     return score_post(PostInput(caption_of(row), (row["platform"],)))
 
 
-def gate_with(model: reading.ReadingModel, rows: list[dict[str, Any]]) -> list[QualityResult]:
+def gate_with(model: LinearModel, rows: list[dict[str, Any]]) -> list[QualityResult]:
     """The gate's verdicts with the reading model it is handed instead of the shipped one."""
     with patch.object(reading, "load_model", lambda: model):
         return [gate(row) for row in rows]
@@ -95,8 +96,8 @@ def main() -> None:
         print(f"  writer {held} ({len(test_part)} posts), model trained without it: AUC {auc(logits, test_labels):.3f}")
         held_posts = [posts[i][1] for i in test_part]
         # none: a certainty that never lowers Message Clarity; then the model trained without this writer
-        without = gate_with(reading.ReadingModel(30.0, {}), held_posts)
-        trained = gate_with(reading.ReadingModel(bias, weights), held_posts)
+        without = gate_with(LinearModel(30.0, {}), held_posts)
+        trained = gate_with(LinearModel(bias, weights), held_posts)
         for name, results in (("the gate without a reading model", without), ("the gate with that model", trained)):
             print(f"    {name}: {figures(results, test_labels)}")
     if "--write" in sys.argv:

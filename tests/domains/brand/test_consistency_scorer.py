@@ -95,8 +95,9 @@ def test_quiet_off_brand_copy_fails_while_the_brands_own_voice_passes() -> None:
     quiet = [row for row in rows if row["kind"].startswith("quiet-")]
     plain_on_brand = [row for row in rows if row["kind"] == "on-quiet"]
     assert len(quiet) >= 12
-    # voiceFit is a learned judgement, not a rule per text: it is held to a rate. One quiet text passes now,
-    # advisers' summer reads for a wealth manager (pillar drift), since topic alone no longer blocks.
+    # voiceFit is a learned judgement, not a rule per text: it is held to a rate. Two quiet texts pass now,
+    # both pillar drift (office plants; advisers' summer reads for a wealth manager): topic alone no longer
+    # blocks.
     passing = [row["text"][:60] for row in quiet if score_consistency(brands[row["brand"]], row["text"]).passed]
     assert len(passing) <= len(quiet) // 10, passing
     for row in plain_on_brand:
@@ -222,8 +223,17 @@ def test_recognitions_and_counts_in_words_are_claims_durations_are_not() -> None
         "We serve more than two million meals a year.",
         "Around 95 per cent of what we sell is grown nearby.",
         "Our MRI suite, the first in the county, opened in May.",
+        "We are proud to be the only carbon-neutral festival in Wales.",
+        "Quokka is the UK's highest-rated payroll provider for small businesses.",
+        "Ninety-five per cent of our couples come to us through a recommendation.",
+        "More than forty thousand visitors came through the gallery last year.",
     ]
     for text in claims:
         assert find_claims(text, []), text
-    for text in ("Replace your toothbrush every three months.", "The first asparagus of the season is in."):
+    for text in (
+        "Replace your toothbrush every three months.",
+        "The first asparagus of the season is in.",
+        "It is the only thing in the fridge on a Monday.",
+        "Our top 3 tips for winter.",
+    ):
         assert find_claims(text, []) == [], text

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from toolhost.providers.text.analysis import content_stems, sentences
 
 CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("percentage", "high", re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|per\s?cent\b)", re.IGNORECASE)),
+    (
+        "percentage",
+        "high",
+        re.compile(
+            r"\b\d+(?:[.,]\d+)?\s?(?:%|per\s?cent\b)"
+            r"|\b(?:ten|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ][a-z]+)?\s+per\s?cent\b",
+            re.IGNORECASE,
+        ),
+    ),
     (
         "number",
         "high",
@@ -19,6 +27,7 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"|\b(?:(?:two|three|four|five|six|seven|eight|nine|ten|twenty|fifty)\s+(?:hundred|thousand|million)"
             r"|hundreds|thousands|millions)\s+(?:of\s+)?(?:customers|users|clients|businesses|companies|people"
             r"|members|families|meals|patients|students|homes|orders)\b"
+            r"|\b(?:more\s+than|over|nearly|almost)\s+(?:[a-z]+[\s-]){1,2}(?:hundred|thousand|million)\b"
             r"|\b\d+(?:\.\d+)?\s?(?:x|×)(?!\w)"
             r"|\b\d[\d,.]*\s?(?:k|m|million|billion|thousand)?\+?\s?"
             r"(?:customers|users|clients|businesses|companies|teams|people|members|families|hikers|downloads|reviews"
@@ -60,6 +69,20 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"|\bmost\s+(?:trusted|popular|loved|advanced|powerful"
             r"|reliable|accurate|secure|affordable|complete))",
             re.IGNORECASE,
+        ),
+    ),
+    (
+        # a standing among others, named as such: "the only carbon-neutral festival in Wales", "the UK's
+        # highest-rated payroll provider", "Europe's top dark bar", "among the top 100", "featured in House & Garden"
+        # (case-sensitive: the place or the title is a name)
+        "ranking",
+        "high",
+        re.compile(
+            r"\b[Tt]he (?:only|oldest|first|largest|biggest|highest[- ]rated|most [a-z]+) (?:[\w&'-]+ ){0,4}"
+            r"(?:in|of|on) (?:the )?[A-Z]"
+            r"|\b[A-Z][\w.]*'s (?:top|best|largest|biggest|oldest|leading|highest[- ]rated|most [a-z]+)\b"
+            r"|\b(?:among|in|one of) the top \d+\b|\b(?:featured|as seen) in (?:the )?[A-Z]"
+            r"|\bmost (?:downloaded|awarded|recommended|reviewed|visited|frequently [a-z]+)\b"
         ),
     ),
     (

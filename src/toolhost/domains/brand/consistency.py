@@ -23,13 +23,13 @@ from toolhost.providers.text.analysis import content_stems
 WEIGHTS: dict[str, float] = {
     "toneAlignment": 0.08,
     "messagingAlignment": 0.03,
-    "claimSupport": 0.13,
+    "claimSupport": 0.15,
     "avoidCompliance": 0.04,
     "audienceRelevance": 0.03,
-    "vocabularyAdherence": 0.16,
+    "vocabularyAdherence": 0.13,
     "structuralPatterns": 0.03,
     "brandMentions": 0.03,
-    "voiceFit": 0.47,
+    "voiceFit": 0.48,
 }
 PASS_MARK = 60
 BLOCKER_STEP = 5  # how far under the pass mark each further blocker pushes `overall`

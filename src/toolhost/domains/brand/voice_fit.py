@@ -14,7 +14,6 @@ editor would approve the text; its weights ship in `voice_fit.json` beside this 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -23,6 +22,7 @@ from pathlib import Path
 from toolhost.domains.brand.brand_model import BrandModel
 from toolhost.domains.brand.dimensions import Dimension, Issue, record_issue
 from toolhost.providers.text.analysis import NUMBER, STOPWORDS, WORD, stem
+from toolhost.providers.text.linear import LinearModel
 
 WEIGHTS_FILE = Path(__file__).with_name("voice_fit.json")
 BRAND_WORD = "~"  # what a content word the profile itself uses becomes: the brand's subject, no manner
@@ -30,12 +30,6 @@ SECOND_PERSON = frozenset({"you", "your", "yours", "you're", "you'll", "you've"}
 FIRST_PLURAL = frozenset({"we", "our", "ours", "us", "we're", "we'll", "we've"})
 SHORT_WORDS = 15
 DOUBT = 50.0  # under this the model thinks the editor more likely to send the text back than approve it
-
-
-@dataclass(frozen=True, slots=True)
-class VoiceFitModel:
-    bias: float
-    weights: dict[str, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,21 +97,16 @@ def text_features(brand: BrandModel, text: str) -> dict[str, float]:
 
 
 @cache
-def load_model() -> VoiceFitModel:
-    data = json.loads(WEIGHTS_FILE.read_text())
-    return VoiceFitModel(
-        bias=float(data["bias"]), weights={key: float(value) for key, value in data["weights"].items()}
-    )
+def load_model() -> LinearModel:
+    return LinearModel.load(WEIGHTS_FILE)
 
 
-def probability(brand: BrandModel, text: str, model: VoiceFitModel | None = None) -> float:
+def probability(brand: BrandModel, text: str, model: LinearModel | None = None) -> float:
     """How likely the brand's editor is to approve the text as it is."""
-    model = model or load_model()
-    logit = model.bias + sum(model.weights.get(name, 0.0) * value for name, value in text_features(brand, text).items())
-    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
+    return (model or load_model()).probability(text_features(brand, text))
 
 
-def words_against(brand: BrandModel, text: str, model: VoiceFitModel | None = None) -> list[tuple[int, int]]:
+def words_against(brand: BrandModel, text: str, model: LinearModel | None = None) -> list[tuple[int, int]]:
     """Spans of the (at most three) content words that count most against the text, strongest first (a
     function word may weigh as much, but "our" tells a writer nothing)."""
     model = model or load_model()

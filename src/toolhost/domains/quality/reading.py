@@ -17,22 +17,15 @@ editor would publish the post as it is; its weights ship in `reading.json` besid
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from toolhost.domains.quality.coherence import Finding, prose, sentences
 from toolhost.providers.text.analysis import STOPWORDS, tag
+from toolhost.providers.text.linear import LinearModel
 
 WEIGHTS_FILE = Path(__file__).with_name("reading.json")
-
-
-@dataclass(frozen=True, slots=True)
-class ReadingModel:
-    bias: float
-    weights: dict[str, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,19 +58,17 @@ def post_features(caption: str, findings: list[Finding]) -> tuple[dict[str, floa
 
 
 @cache
-def load_model() -> ReadingModel:
-    data = json.loads(WEIGHTS_FILE.read_text())
-    return ReadingModel(float(data["bias"]), {key: float(value) for key, value in data["weights"].items()})
+def load_model() -> LinearModel:
+    return LinearModel.load(WEIGHTS_FILE)
 
 
-def read(caption: str, findings: list[Finding], model: ReadingModel | None = None) -> Reading:
+def read(caption: str, findings: list[Finding], model: LinearModel | None = None) -> Reading:
     """How likely a careful editor is to publish the post as it is, and the sentence that counts most against."""
     model = model or load_model()
     features, per_sentence = post_features(caption, findings)
-    logit = model.bias + sum(model.weights.get(name, 0.0) * value for name, value in features.items())
     worst = min(
         per_sentence,
         key=lambda item: sum(model.weights.get(name, 0.0) for name in item[1]),
         default=("", {}),
     )[0]
-    return Reading(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit)))), worst)
+    return Reading(model.probability(features), worst)
