@@ -95,9 +95,8 @@ def test_quiet_off_brand_copy_fails_while_the_brands_own_voice_passes() -> None:
     quiet = [row for row in rows if row["kind"].startswith("quiet-")]
     plain_on_brand = [row for row in rows if row["kind"] == "on-quiet"]
     assert len(quiet) >= 12
-    # voiceFit is a learned judgement, not a rule per text: it is held to a rate. Two quiet texts pass now,
-    # both pillar drift (office plants; advisers' summer reads for a wealth manager): topic alone no longer
-    # blocks.
+    # voiceFit is a learned judgement, not a rule per text: it is held to a rate (topic alone no longer
+    # blocks, so pillar drift is caught by the judgement, not by a rule).
     passing = [row["text"][:60] for row in quiet if score_consistency(brands[row["brand"]], row["text"]).passed]
     assert len(passing) <= len(quiet) // 10, passing
     for row in plain_on_brand:

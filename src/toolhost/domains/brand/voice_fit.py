@@ -6,10 +6,11 @@ luxury or institutional register for a plain brand, gatekeeping, contempt, a pro
 That manner lives in the words a text uses that its brand's own profile never does, and in the words around
 them. So a text is read against its brand: every content word the profile uses (pillars, value propositions,
 voice rules, example posts, audience) stands for "the brand's subject" and carries no manner of its own;
-function words, the other content words and the word pairs around them are the features. A logistic
+function words, the other content words and the word pairs around them are the features, with the text's
+length and how it speaks (contractions, "you", "we", sentence length) crossed with the brand's tone words. A logistic
 regression over those features, trained on labelled on- and off-brand copy of many brands by
 `bench/train_voice_fit.py` (data and figures in bench/README.md), gives the probability that the brand's
-editor would approve the text; its weights ship in `voice_fit.json` beside this module, a few hundred KB.
+editor would approve the text; its weights ship in `voice_fit.json` beside this module.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ def text_features(brand: BrandModel, text: str) -> dict[str, float]:
     for token in tokens:
         if token.form != BRAND_WORD:
             features["w:" + token.form] = 1.0
+    for first, second in zip(tokens, tokens[1:], strict=False):
+        if first.form != BRAND_WORD or second.form != BRAND_WORD:  # "only ~", "our ~", "you deserve"
+            features[f"b:{first.form} {second.form}"] = 1.0
     # How the text speaks, crossed with each tone word of the brand: contractions are right for a "warm"
     # brand and wrong for a "formal" one, and the model learns which from the labelled copy.
     words = [match.group(0).lower() for match in WORD.finditer(text)]
