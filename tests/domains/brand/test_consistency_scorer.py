@@ -236,3 +236,12 @@ def test_recognitions_and_counts_in_words_are_claims_durations_are_not() -> None
         "Our top 3 tips for winter.",
     ):
         assert find_claims(text, []) == [], text
+
+
+def test_a_bare_superlative_warns_and_a_standing_named_as_such_blocks() -> None:
+    brands, _ = _labelled()
+    bare = score_consistency(brands["trailmix"], "The best hour on the ridge is the one just before sunset.")
+    assert [claim.kind for claim in bare.claims] == ["ranking"]
+    assert bare.fabrication_warnings and not any("claim" in blocker for blocker in bare.blockers)
+    named = score_consistency(brands["trailmix"], "Trailmix is the UK's highest-rated outdoor brand.")
+    assert any(blocker.startswith("Unsupported ranking claim") for blocker in named.blockers)
