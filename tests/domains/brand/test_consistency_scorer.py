@@ -215,7 +215,7 @@ def test_a_manner_the_brand_itself_speaks_in_is_not_held_against_it() -> None:
     assert refined_brand >= 50 > plain_brand
 
 
-def test_recognitions_and_counts_in_words_are_claims_durations_are_not() -> None:
+def test_recognitions_and_counts_in_words_are_claims_durations_and_denials_are_not() -> None:
     claims = [
         "Harrowgate & Pell was named North West Law Firm of the Year.",
         "We have been ranked Band 1 for commercial litigation.",
@@ -234,6 +234,8 @@ def test_recognitions_and_counts_in_words_are_claims_durations_are_not() -> None
         "The first asparagus of the season is in.",
         "It is the only thing in the fridge on a Monday.",
         "Our top 3 tips for winter.",
+        "Testing can't guarantee a product suits everyone, because skin is individual.",
+        "It's not the fastest way to make dog food, and that is the point.",
     ):
         assert find_claims(text, []) == [], text
 

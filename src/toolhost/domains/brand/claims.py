@@ -144,6 +144,11 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ),
 )
 SEVERITY_RANK = {"high": 3, "medium": 2, "low": 1}
+# A claim denied is no claim: "testing can't guarantee it suits everyone", "the value of shares isn't
+# guaranteed", "not the fastest way to make dog food". A negation within the three words before the match.
+NEGATED = re.compile(
+    r"\b(?:not|no|never|cannot|can't|won't|isn't|aren't|doesn't|don't|didn't|nor)(?:\s+\S+){0,2}\s*$", re.IGNORECASE
+)
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 SCALE_WORDS = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000, "bn": 1e9, "billion": 1e9}
 SCALED = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s?(k|m|bn|thousand|million|billion)\b", re.IGNORECASE)
@@ -232,7 +237,8 @@ def find_claims(text: str, evidence: list[Evidence]) -> list[Claim]:
         hits = []
         for kind, severity, pattern in CLAIM_PATTERNS:
             for match in pattern.finditer(sentence):
-                hits.append((kind, severity, match))
+                if not NEGATED.search(sentence[: match.start()]):
+                    hits.append((kind, severity, match))
         if not hits:
             continue
         figures: set[float] = set()
