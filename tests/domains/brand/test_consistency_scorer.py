@@ -247,3 +247,13 @@ def test_a_bare_superlative_warns_and_a_standing_named_as_such_blocks() -> None:
     assert bare.fabrication_warnings and not any("claim" in blocker for blocker in bare.blockers)
     named = score_consistency(brands["trailmix"], "Trailmix is the UK's highest-rated outdoor brand.")
     assert any(blocker.startswith("Unsupported ranking claim") for blocker in named.blockers)
+
+
+def test_an_avoid_rule_is_not_broken_by_saying_the_brand_does_not_do_it() -> None:
+    brands, _ = _labelled()
+    runtime = json.loads(json.dumps(brands["sprout"]))
+    runtime["voice"]["avoidPatterns"] = ["Hurry or pressure the reader"]
+    denied = score_consistency(runtime, "We do not hurry our stock: it simmers for six hours before it goes in a box.")
+    assert not [issue for issue in denied.issues if issue.dimension == "avoidCompliance"]
+    pressed = score_consistency(runtime, "Hurry, the autumn box sells out tonight.")
+    assert [issue for issue in pressed.issues if issue.dimension == "avoidCompliance"]

@@ -21,7 +21,7 @@ from toolhost.domains.brand.brand_model import (
     SHAMING,
     BrandModel,
 )
-from toolhost.domains.brand.claims import Claim
+from toolhost.domains.brand.claims import NEGATED, Claim
 from toolhost.domains.brand.register import Register, foreign_audience
 from toolhost.domains.brand.text_analysis import (
     ALL_CAPS,
@@ -386,7 +386,8 @@ def avoid(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
             span = _first(HEALTH_CLAIMS, text)
         elif rule.category == "caps":
             span = _first(ALL_CAPS, text)
-        if span is not None:
+        # "we do not hurry seasoning" keeps a rule against hurrying the reader
+        if span is not None and not NEGATED.search(text[: span[0]]):
             found.append((rule.label, span))
     for label, span in found[:3]:
         dimension.score -= AVOID_PENALTY
