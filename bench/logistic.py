@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from toolhost.providers.text.linear import LinearModel
+
 
 def fit(rows: list[dict[str, float]], labels: np.ndarray, names: list[str], l2: float) -> tuple[float, np.ndarray]:
     """L2-regularised logistic regression by full-batch Adam over a sparse design matrix."""
@@ -37,4 +39,6 @@ def fit(rows: list[dict[str, float]], labels: np.ndarray, names: list[str], l2: 
 
 
 def predict(rows: list[dict[str, float]], bias: float, weights: dict[str, float]) -> list[float]:
-    return [bias + sum(weights.get(name, 0.0) * value for name, value in row.items()) for row in rows]
+    """Each row's logit under the model, as the scorer computes it."""
+    model = LinearModel(bias, weights)
+    return [model.logit(row) for row in rows]

@@ -5,14 +5,15 @@ bakers makes", a pasted prompt. Garble that a template writer or a careless past
 shapes than rules can name: a word of the wrong class in an otherwise fluent sentence, a clause grafted
 from another one, a verb that does not fit its object. Those shapes show in the sequence of part-of-speech
 tags, so the features of a post are the tag pairs and triples of each sentence (function words kept as
-words, since "of the" and "the of" differ) and the rules' findings by kind and weight. Not the content
-words: with them the model ranked a little better on writers it had not seen (ROC AUC 0.887 against 0.876)
-but learned a trade's vocabulary as a fault ("team", "remote" and "dashboard" mark wrong-industry posts in
-the training data), so it blocked a software company's plain posts; whether a post speaks in the wrong
-trade is for the rules that know the brand.
-A logistic regression over them, trained by `bench/train_reading.py` on about 1,500 posts labelled by
-writers who never saw the gate (data and figures in bench/README.md), gives the probability that a careful
-editor would publish the post as it is; its weights ship in `reading.json` beside this module.
+words, since "of the" and "the of" differ) and the rules' findings by kind and weight. A logistic regression
+over them, trained by `bench/train_reading.py` on about 2,300 posts, most labelled by writers who never saw
+the gate (data and figures in bench/README.md), gives the probability that a careful editor would publish
+the post as it is; its weights ship in `reading.json` beside this module.
+
+Not the content words: with them the model ranked a little better on writers it had not seen (ROC AUC 0.887
+against 0.876) but learned a trade's vocabulary as a fault ("team", "remote" and "dashboard" mark
+wrong-industry posts in the training data), so it blocked a software company's plain posts; whether a post
+speaks in the wrong trade is for the rules that know the brand.
 """
 
 from __future__ import annotations
