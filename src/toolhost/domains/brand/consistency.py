@@ -1,4 +1,5 @@
-"""check_brand_consistency's scorer: eight dimensions that read tone, topic, audience, vocabulary and claims.
+"""check_brand_consistency's scorer: eight lexical dimensions that read tone, topic, audience, vocabulary and
+claims, and voiceFit, a judgement of manner learned from labelled copy (`voice_fit.py`).
 
 Pure and deterministic: `score_consistency(runtime, text)` takes a get_brand_runtime payload and a text.
 The brand side (targets, stems, term patterns) is compiled once per distinct runtime and cached.
@@ -80,7 +81,7 @@ class ConsistencyResult:
 
 
 def score_consistency(runtime: dict[str, Any], text: str) -> ConsistencyResult:
-    """Scores a text against a brand runtime on eight weighted dimensions (0-100 each, overall 0-100)."""
+    """Scores a text against a brand runtime on nine weighted dimensions (0-100 each, overall 0-100)."""
     brand = compile_brand(runtime)
     signals = measure_voice(text)
     stems = content_stems(text)

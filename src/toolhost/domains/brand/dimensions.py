@@ -1,4 +1,5 @@
-"""The eight dimensions of check_brand_consistency, each scored 0-100 with the issues it found.
+"""The eight lexical dimensions of check_brand_consistency (the ninth, voiceFit, is `voice_fit.py`), each
+scored 0-100 with the issues it found.
 
 Kept as one module past 500 lines on purpose: it does one job, scoring a text on the eight dimensions; they
 share the issue type, the neutral score and the span finders, and their weights make one `overall`, so they are

@@ -224,10 +224,11 @@ async def explain_brand_system(ctx: ToolContext, args: ExplainBrandSystemIn) -> 
 async def check_brand_consistency(ctx: ToolContext, args: CheckBrandConsistencyIn) -> CheckBrandConsistencyOut:
     """Checks a script, caption or post against the project's brand before publishing: tone and register,
     messaging and audience fit, vocabulary (preferred and banned terms), avoid patterns, structure, brand
-    mentions, and every claim against the brand's proof points. Returns overall 0-100, passed (>= 60 with no
-    blocker: a banned term, a claim no proof point states, tone or avoid patterns below 60, or copy off-topic
-    for both messaging and audience; `blockers` says which), eight weighted dimensions, issues with the
-    offending span and a suggestion, and claims.
+    mentions, every claim against the brand's proof points, and voiceFit, a judgement learned from labelled
+    copy of whether the text reads like the brand's own (its manner, promise and audience, not just its
+    words). Returns overall 0-100 (60 is the line), passed (>= 60 and no banned term), clearToPublish (also
+    no blocker: a banned term, a claim no proof point states, or a broken avoid rule; `blockers` says
+    which), nine weighted dimensions, issues with the offending span and a suggestion, and claims.
     """
     result = await service.check(session=ctx.session, project_id=ctx.project_id, content=args.content)
     return CheckBrandConsistencyOut.model_validate(result.as_payload())
