@@ -257,3 +257,12 @@ def test_an_avoid_rule_is_not_broken_by_saying_the_brand_does_not_do_it() -> Non
     assert not [issue for issue in denied.issues if issue.dimension == "avoidCompliance"]
     pressed = score_consistency(runtime, "Hurry, the autumn box sells out tonight.")
     assert [issue for issue in pressed.issues if issue.dimension == "avoidCompliance"]
+
+
+def test_a_profile_with_no_voice_gives_voice_fit_nothing_to_judge_by() -> None:
+    runtime = {"found": True, "name": "Ember & Oak", "industry": "a small-batch coffee roaster"}
+    text = "This week's espresso is a washed Ethiopian: bright, a little floral, lovely with milk."
+    result = score_consistency(runtime, text)
+    assert result.dimensions["voiceFit"].score == 70
+    assert any("tone words" in suggestion for suggestion in result.dimensions["voiceFit"].suggestions)
+    assert result.passed

@@ -116,6 +116,7 @@ class BrandModel:
     profile_stems: frozenset[str]
     avoid_stems: frozenset[str]
     tone_stems: frozenset[str]  # the stems of the voice's tone words ("warm", "playful", "formal")
+    has_voice: bool  # tone words, style or avoid rules, or example posts: something to judge a manner against
 
 
 def _strings(value: Any) -> list[str]:
@@ -248,4 +249,10 @@ def _compile_cached(serialized: str) -> BrandModel:
         profile_stems=frozenset(profile_stems),
         avoid_stems=frozenset(avoid_stems),
         tone_stems=frozenset(stem_set(_strings(voice.get("tone")))),
+        has_voice=bool(
+            _strings(voice.get("tone"))
+            or _strings(voice.get("style"))
+            or _strings(voice.get("avoidPatterns"))
+            or examples
+        ),
     )

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from toolhost.domains.brand.brand_model import BrandModel
-from toolhost.domains.brand.dimensions import Dimension, Issue, record_issue
+from toolhost.domains.brand.dimensions import NEUTRAL, Dimension, Issue, record_issue
 from toolhost.providers.text.analysis import NUMBER, STOPWORDS, WORD, stem
 from toolhost.providers.text.linear import LinearModel
 
@@ -125,7 +125,14 @@ def words_against(brand: BrandModel, text: str, model: LinearModel | None = None
 
 def voice_fit(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
     """The voiceFit dimension: the model's probability as a 0-100 score, and the words that weigh most
-    against a text it doubts."""
+    against a text it doubts. A profile with no voice (no tone words, style or avoid rules, nor example
+    posts: a name and a trade) gives it nothing to read a manner against, so it scores neutral."""
+    if not brand.has_voice:
+        return Dimension(
+            score=NEUTRAL,
+            weight=0.0,
+            suggestions=["add the brand's tone words and example posts to judge how copy sounds"],
+        )
     result = Dimension(score=100.0 * probability(brand, text), weight=0.0)
     if result.score < DOUBT:
         for span in words_against(brand, text):
