@@ -1,9 +1,9 @@
 """Trains the quality gate's reading model (src/toolhost/domains/quality/reading.json) and says how well it ranks.
 
 Run: `PYTHONPATH=src .venv/bin/python bench/train_reading.py [--write]`. Trains on the tuning data only: the
-posts of tests/data/gate_training/ (four writers who never saw the gate, from the rubric), the team's sets in
+posts of tests/data/gate_training/ (six writers who never saw the gate, from the rubric), the team's sets in
 tests/data/quality/ and the rubric set's odd ids. Never on the rubric set's even ids or tests/data/holdout/,
-which bench/quality_scorer.py measures. Prints, for each of the four writers' sets, the ROC AUC of a model
+which bench/quality_scorer.py measures. Prints, for each of the six writers' sets, the ROC AUC of a model
 trained on everything but that set, and of the gate's total before and with the model; with --write it fits
 on everything and writes the weights the gate loads.
 """
