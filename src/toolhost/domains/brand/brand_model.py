@@ -209,6 +209,8 @@ def _compile_cached(serialized: str) -> BrandModel:
     )
     proof_points = [item for item in messaging.get("proofPoints") or [] if isinstance(item, dict | str)]
     propositions = _strings(messaging.get("valuePropositions"))
+    tone = _strings(voice.get("tone"))
+    avoid_patterns = _strings(voice.get("avoidPatterns"))
     profile_stems = stem_set(
         [
             name,
@@ -217,7 +219,7 @@ def _compile_cached(serialized: str) -> BrandModel:
             *propositions,
             *_strings(messaging.get("messagingPillars")),
             *_strings(messaging.get("proofPoints")),
-            *_strings(voice.get("tone")),
+            *tone,
             *_strings(voice.get("style")),
             *_strings(voice.get("preferredTerms")),
             *_strings(voice.get("languagePatterns")),
@@ -225,7 +227,7 @@ def _compile_cached(serialized: str) -> BrandModel:
             *audience_texts,
         ]
     )
-    avoid_stems = stem_set(_strings(voice.get("avoidPatterns")) + _strings(voice.get("bannedTerms"))) - profile_stems
+    avoid_stems = stem_set(avoid_patterns + _strings(voice.get("bannedTerms"))) - profile_stems
     return BrandModel(
         name=name,
         self_names=tuple(name_variants),
@@ -235,7 +237,7 @@ def _compile_cached(serialized: str) -> BrandModel:
         targets=build_targets(voice),
         preferred=_term_patterns(_strings(voice.get("preferredTerms"))),
         banned=_term_patterns(_strings(voice.get("bannedTerms"))),
-        avoid=_avoid_rules(_strings(voice.get("avoidPatterns"))),
+        avoid=_avoid_rules(avoid_patterns),
         messaging=dict(weights),
         pillars=tuple((pillar, frozenset(content_stems(pillar))) for pillar in pillars if content_stems(pillar)),
         audience=frozenset(item for text in audience_texts for item in content_stems(text)),
@@ -248,11 +250,6 @@ def _compile_cached(serialized: str) -> BrandModel:
         ),
         profile_stems=frozenset(profile_stems),
         avoid_stems=frozenset(avoid_stems),
-        tone_stems=frozenset(stem_set(_strings(voice.get("tone")))),
-        has_voice=bool(
-            _strings(voice.get("tone"))
-            or _strings(voice.get("style"))
-            or _strings(voice.get("avoidPatterns"))
-            or examples
-        ),
+        tone_stems=frozenset(stem_set(tone)),
+        has_voice=bool(tone or _strings(voice.get("style")) or avoid_patterns or examples),
     )

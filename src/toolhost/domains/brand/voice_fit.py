@@ -38,6 +38,7 @@ class Token:
     """A word of the text as the model reads it: its stem, the brand's subject, or a function word."""
 
     form: str
+    word: str  # lower-cased as written
     start: int
     end: int
     content: bool
@@ -49,24 +50,29 @@ def read_tokens(brand: BrandModel, text: str) -> tuple[list[Token], int, int, in
     tokens: list[Token] = []
     content = licensed = avoided = 0
     for match in WORD.finditer(text):
-        word = match.group(0).lower().replace("\u2019", "'")
+        written = match.group(0).lower()
+        word = written.replace("\u2019", "'")
         if word in STOPWORDS or len(word) <= 2:
-            tokens.append(Token(word, match.start(), match.end(), content=False))
+            tokens.append(Token(word, written, match.start(), match.end(), content=False))
             continue
         content += 1
         word_stem = stem(word)
         if word_stem in brand.profile_stems:
             licensed += 1
-            tokens.append(Token(BRAND_WORD, match.start(), match.end(), content=True))
+            tokens.append(Token(BRAND_WORD, written, match.start(), match.end(), content=True))
             continue
         avoided += word_stem in brand.avoid_stems
-        tokens.append(Token(word_stem, match.start(), match.end(), content=True))
+        tokens.append(Token(word_stem, written, match.start(), match.end(), content=True))
     return tokens, content, licensed, avoided
 
 
 def text_features(brand: BrandModel, text: str) -> dict[str, float]:
     """The features of a text read against its brand: what the model was trained on, computed the same way."""
-    tokens, content, licensed, avoided = read_tokens(brand, text)
+    return _features(brand, text, read_tokens(brand, text))
+
+
+def _features(brand: BrandModel, text: str, read: tuple[list[Token], int, int, int]) -> dict[str, float]:
+    tokens, content, licensed, avoided = read
     features: dict[str, float] = {}
     for token in tokens:
         if token.form != BRAND_WORD:
@@ -76,7 +82,7 @@ def text_features(brand: BrandModel, text: str) -> dict[str, float]:
             features[f"b:{first.form} {second.form}"] = 1.0
     # How the text speaks, crossed with each tone word of the brand: contractions are right for a "warm"
     # brand and wrong for a "formal" one, and the model learns which from the labelled copy.
-    words = [match.group(0).lower() for match in WORD.finditer(text)]
+    words = [token.word for token in tokens]
     count = max(1, len(words))
     sentence_count = max(1, sum(text.count(mark) for mark in ".?!"))
     manner = {
@@ -105,16 +111,9 @@ def load_model() -> LinearModel:
     return LinearModel.load(WEIGHTS_FILE)
 
 
-def probability(brand: BrandModel, text: str, model: LinearModel | None = None) -> float:
-    """How likely the brand's editor is to approve the text as it is."""
-    return (model or load_model()).probability(text_features(brand, text))
-
-
-def words_against(brand: BrandModel, text: str, model: LinearModel | None = None) -> list[tuple[int, int]]:
+def words_against(tokens: list[Token], model: LinearModel) -> list[tuple[int, int]]:
     """Spans of the (at most three) content words that count most against the text, strongest first (a
     function word may weigh as much, but "our" tells a writer nothing)."""
-    model = model or load_model()
-    tokens, *_ = read_tokens(brand, text)
     weighed: dict[str, tuple[float, int, int]] = {}
     for token in tokens:
         weight = model.weights.get("w:" + token.form, 0.0)
@@ -133,9 +132,11 @@ def voice_fit(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
             weight=0.0,
             suggestions=["add the brand's tone words and example posts to judge how copy sounds"],
         )
-    result = Dimension(score=100.0 * probability(brand, text), weight=0.0)
+    model = load_model()
+    read = read_tokens(brand, text)  # once: for the features and for the words named against the text
+    result = Dimension(score=100.0 * model.probability(_features(brand, text, read)), weight=0.0)
     if result.score < DOUBT:
-        for span in words_against(brand, text):
+        for span in words_against(read[0], model):
             record_issue(
                 issues,
                 result,
