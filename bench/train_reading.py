@@ -1,9 +1,9 @@
 """Trains the quality gate's reading model (src/toolhost/domains/quality/reading.json) and says how well it ranks.
 
 Run: `PYTHONPATH=src .venv/bin/python bench/train_reading.py [--write]`. Trains on the tuning data only: the
-posts of tests/data/gate_training/ (six writers who never saw the gate, from the rubric), the team's sets in
+posts of tests/data/gate_training/ (seven writers who never saw the gate, from the rubric), the team's sets in
 tests/data/quality/ and the rubric set's odd ids. Never on the rubric set's even ids or tests/data/holdout/,
-which bench/quality_scorer.py measures. Prints, for each of the six writers' sets, the ROC AUC of a model
+which bench/quality_scorer.py measures. Prints, for each of the seven writers' sets, the ROC AUC of a model
 trained on everything but that set, and of the gate's total before and with the model; with --write it fits
 on everything and writes the weights the gate loads.
 """
@@ -21,9 +21,9 @@ import numpy as np
 from logistic import fit, predict
 from quality_scorer import DATA, RUBRIC, TUNING_SETS, _load, auc, in_measuring_half
 
-from toolhost.domains.quality import coherence, reading, tagged
+from toolhost.domains.quality import reading
 from toolhost.domains.quality.reading import WEIGHTS_FILE, post_features
-from toolhost.domains.quality.scoring import PostInput, QualityResult, score_post
+from toolhost.domains.quality.scoring import PostInput, QualityResult, read_findings, score_post
 from toolhost.providers.text.linear import LinearModel
 
 WRITTEN = DATA / "gate_training"
@@ -45,7 +45,7 @@ def caption_of(row: dict[str, Any]) -> str:
 
 def features(row: dict[str, Any]) -> dict[str, float]:
     caption = caption_of(row)
-    return post_features(caption, coherence.read(caption) + tagged.read(caption))[0]
+    return post_features(caption, read_findings(caption))[0]
 
 
 def vocabulary(rows: list[dict[str, float]]) -> list[str]:

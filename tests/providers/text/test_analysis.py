@@ -45,3 +45,20 @@ def test_the_flesch_formulas_match_their_published_constants() -> None:
         0.39 * 10 + 11.8 * 1.5 - 15.59
     )
     assert analysis.reading_ease(word_count=0, sentence_count=0, syllable_count=0) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word", "expected"),
+    [
+        ("Ask us to show you how at your next cleaning.", "show", "VB"),
+        ("I need to book a table.", "book", "VB"),
+        ("I need to book a table.", "need", "VBP"),
+        ("Remember to water the plants.", "water", "VB"),
+        ("Come to the show on Friday.", "show", "NN"),
+        ("We went back to school on Monday.", "school", "NN"),
+    ],
+)
+def test_a_verb_the_lexicon_knows_as_a_noun_is_a_verb_where_its_neighbours_say_so(
+    sentence: str, word: str, expected: str
+) -> None:
+    assert {token.text: token.tag for token in analysis.tag(sentence)}[word] == expected

@@ -126,6 +126,14 @@ def test_written_posts_pass_the_quality_gate(name: str, prompt: str, platform: s
     assert result.passed, (text, result.blockers)
 
 
+@pytest.mark.parametrize(("name", "prompt"), CASES)
+def test_a_post_names_the_brand_at_the_start_of_one_sentence_at_most(name: str, prompt: str) -> None:
+    brand = _brand(name)
+    text = caption(prompt, "linkedin", brand=brand)
+    openings = [part for part in re.split(r"(?<=[.?!])\s+", text) if part.startswith(brand.name + " ")]
+    assert len(openings) <= 1, text
+
+
 def test_a_coffee_roaster_is_not_written_as_a_software_business() -> None:
     for prompt in WRITER_PROMPTS["kettle"]:
         for platform in ("linkedin", "instagram", "twitter"):

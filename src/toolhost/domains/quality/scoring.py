@@ -594,6 +594,14 @@ def score_safety(caption: str, title: str | None, brand: BrandSignals) -> Catego
     return category
 
 
+def read_findings(caption: str, brand_name: str = "") -> list[Finding]:
+    """What the rules find wrong in the caption, weightiest first: the categories and the reading model read
+    these, and the reading model's trainer reads the same, so what it learned is what it is given."""
+    findings = coherence.read(caption) + tagged.read(caption) + tagged.vagueness(caption, brand_name)
+    findings.sort(key=lambda finding: -finding.weight)
+    return findings
+
+
 def score_post(
     post: PostInput,
     *,
@@ -609,8 +617,7 @@ def score_post(
     trimmed = PostInput(
         caption=caption, platforms=platforms, title=title, media_url=post.media_url, plan_post=post.plan_post
     )
-    findings = coherence.read(caption) + tagged.read(caption) + tagged.vagueness(caption, brand.name)
-    findings.sort(key=lambda finding: -finding.weight)
+    findings = read_findings(caption, brand.name)
     categories = [
         score_hook(caption, findings).result("an ordinary opening line"),
         score_clarity(caption, findings).result("whole sentences, one idea, nothing left over"),

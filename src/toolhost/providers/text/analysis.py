@@ -229,7 +229,31 @@ def _tag(sentence: str) -> tuple[Token, ...]:
     tagged = _tagger().tag(" ".join(text for text, _, _ in spans), tokenize=False)
     if len(tagged) != len(spans):  # the tagger split a token after all: tag word by word instead
         tagged = [(text, _tagger().tag(text, tokenize=False)[0][1]) for text, _, _ in spans]
-    return tuple(Token(text, str(pos), start, end) for (text, start, end), (_, pos) in zip(spans, tagged, strict=True))
+    tags = _verbs_in_context([text for text, _, _ in spans], [str(pos) for _, pos in tagged])
+    return tuple(Token(text, pos, start, end) for (text, start, end), pos in zip(spans, tags, strict=True))
+
+
+SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "they"})
+# What may follow a verb but not a noun used as the object of "to" ("to show you", "to book a table").
+AFTER_A_VERB = frozenset({"PRP", "DT", "PRP$", "WRB", "TO", "CD"})
+
+
+def _verbs_in_context(words: list[str], tags: list[str]) -> list[str]:
+    """The tagger's lexicon gives each word one tag, so a verb more often met as a noun comes back a noun after
+    "to" or a subject pronoun ("to show you", "we need to"); the words around it say it is a verb."""
+    from toolhost.providers.text.grammar import verb_readings
+
+    for index in range(1, len(words)):
+        if tags[index] != "NN" or not any(tag == "VB" for _, tag in verb_readings(words[index])):
+            continue
+        following = tags[index + 1] if index + 1 < len(words) else "."
+        if following not in AFTER_A_VERB:
+            continue
+        if tags[index - 1] == "TO":
+            tags[index] = "VB"
+        elif words[index - 1].lower() in SUBJECT_PRONOUNS:
+            tags[index] = "VBP"
+    return tags
 
 
 def in_lexicon(word: str) -> bool:

@@ -88,7 +88,11 @@ def body(draft: Draft, hook: str, rng: random.Random, limit: int) -> list[str]:
     said = [hook]
     result: list[str] = []
 
+    name = draft.brand.name
+
     def add(text: str) -> None:
+        if name and "third" not in draft.brand.perspective.lower() and any(name in other for other in said):
+            text = phrasing.as_we(text, name)
         if text and not any(phrasing.overlaps(text, other) for other in said) and len(result) < limit:
             said.append(text)
             result.append(text)
@@ -98,8 +102,6 @@ def body(draft: Draft, hook: str, rng: random.Random, limit: int) -> list[str]:
         add(phrasing.sentence(request.statement))
     for detail in request.details[:3]:
         add(phrasing.detail_sentence(detail, request.subject))
-    if request.audience and request.action not in ("ask", "remind", "invite"):
-        add(phrasing.sentence(f"This one is for {phrasing.clause(request.audience)}"))
     stems = draft.stems
     # Not the audience's goal ("The goal is a calm skin every day."): in a post it reads as a stock line, and
     # the reading gate blocks posts that carry one; a blog's summary still states it.

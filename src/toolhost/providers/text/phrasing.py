@@ -173,6 +173,24 @@ def brand_sentence(phrase: str, brand: BrandContext, rng: random.Random, positio
     return sentence(NOUN_PHRASE_FRAMES[position % len(NOUN_PHRASE_FRAMES)].format(name=name, phrase=body))
 
 
+def as_we(text: str, name: str) -> str:
+    """A sentence that opens with the brand's name, said in the first person ("Acme gives you ..." -> "We give
+    you ..."): the name twice in a row reads as stock sentences pasted together. Unchanged when the verb after
+    the name is not one the grammar knows."""
+    if not name:
+        return text
+    if text.startswith(f"With {name}, "):
+        return "With us, " + text[len(f"With {name}, ") :]
+    if not text.startswith(name + " "):
+        return text
+    verb, _, rest = text[len(name) + 1 :].partition(" ")
+    irregular = {"is": "are", "has": "have", "was": "were"}
+    if verb in irregular:
+        return f"We {irregular[verb]} {rest}"
+    bases = [base for base, tag in grammar.verb_readings(verb) if tag == "VBZ"]
+    return f"We {bases[0]} {rest}" if bases and rest else text
+
+
 def pain_sentence(pain: str) -> str:
     """An audience pain as a sentence, when it is a clause ("late invoices hurt cash flow.")."""
     return sentence(pain) if grammar.phrase_kind(pain) == "clause" else ""
