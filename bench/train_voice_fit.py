@@ -195,6 +195,14 @@ def main() -> None:
     for source, part in by_source(cases).items():
         accuracy = np.mean([passed[i] == cases[i].on_brand for i in part])
         print(f"  {source}: {ranking([overall[i] for i in part], [cases[i] for i in part])}, passed {accuracy:.3f}")
+    verdicts = list(zip(cases, passed, strict=True))
+    right = np.mean([verdict == case.on_brand for case, verdict in verdicts])
+    on_blocked = sum(1 for case, verdict in verdicts if case.on_brand and not verdict)
+    off_passed = sum(1 for case, verdict in verdicts if not case.on_brand and verdict)
+    print(
+        f"  all sources: passed {right:.3f} (on-brand blocked {on_blocked} of {sum(labels)},"
+        f" off-brand passed {off_passed} of {len(cases) - sum(labels)})"
+    )
     misses = Counter(
         f"{'on' if case.on_brand else 'off'}/{case.kind}"
         for case, verdict in zip(cases, passed, strict=True)

@@ -266,3 +266,56 @@ def test_a_profile_with_no_voice_gives_voice_fit_nothing_to_judge_by() -> None:
     assert result.dimensions["voiceFit"].score == 70
     assert any("tone words" in suggestion for suggestion in result.dimensions["voiceFit"].suggestions)
     assert result.passed
+
+
+def test_a_figure_with_a_decimal_point_is_one_claim_the_proof_point_backs() -> None:
+    brands, _ = _labelled()
+    # Meridian's proof point: "$4.2 billion in assets under advisement". The full stop inside "4.2" used to end
+    # the sentence, leaving "2 billion in assets" to be judged alone and blocked as invented.
+    result = score_consistency(
+        brands["meridian"], "We advise on $4.2 billion in assets for families across three states."
+    )
+    assert not any(blocker.startswith("Unsupported") for blocker in result.blockers)
+    assert [claim.text for claim in result.claims] == [
+        "We advise on $4.2 billion in assets for families across three states."
+    ]
+
+
+def test_a_date_a_pronoun_and_the_end_of_the_year_are_no_ranking() -> None:
+    for text in (
+        "Reservations for the spring tasting menu open on the first of March.",
+        "Can't find your policy number? It's top right on your summary.",
+        "There's no shareholder waiting for a cut at the end of the year.",
+        "Behind the counter: the last cure card of our Pandemic copy turned up under the shelf.",
+        "Tightening a tolerance rarely doubles the machining time.",
+        "Nobody can promise you a finish time.",
+    ):
+        assert find_claims(text, []) == [], text
+    for text in ("Harrowgate & Pell was named Law Firm of the Year.", "Our balm cures eczema in a week."):
+        assert find_claims(text, []), text
+
+
+def test_a_time_in_figures_warns_without_blocking() -> None:
+    brands, _ = _labelled()
+    result = score_consistency(
+        brands["trailmix"], "Doors open 45 minutes before the talk, and the walk after takes 2 hours."
+    )
+    assert [claim.kind for claim in result.claims] == ["number"]
+    assert not any("claim" in blocker for blocker in result.blockers)
+
+
+def test_one_kind_of_word_the_brand_avoids_lowers_the_score_two_kinds_or_a_term_it_names_block() -> None:
+    brands, _ = _labelled()
+    runtime = json.loads(json.dumps(brands["sprout"]))
+    runtime["voice"]["avoidPatterns"] = ["No slang or casual captions", "No fear about food", "'superfood'"]
+
+    def avoid(text: str) -> tuple[float, list[str]]:
+        result = score_consistency(runtime, text)
+        return result.dimensions["avoidCompliance"].score, result.blockers
+
+    one_word, blockers = avoid("Keep the broth cool overnight and skim it in the morning.")
+    assert 60 <= one_word < 100 and not blockers
+    two_words, blockers = avoid("Keep the broth cool overnight: warm stock left out is a danger.")
+    assert two_words < 60 and any("avoidCompliance" in blocker for blocker in blockers)
+    named, blockers = avoid("Kale is the superfood of the week in your box.")
+    assert named < 60 and any("avoidCompliance" in blocker for blocker in blockers)

@@ -62,3 +62,13 @@ def test_a_verb_the_lexicon_knows_as_a_noun_is_a_verb_where_its_neighbours_say_s
     sentence: str, word: str, expected: str
 ) -> None:
     assert {token.text: token.tag for token in analysis.tag(sentence)}[word] == expected
+
+
+def test_a_full_stop_inside_a_figure_or_after_a_title_ends_no_sentence() -> None:
+    text = "We are rated 4.7 out of 5. Panels lose 0.4% a degree. Dr. Ahmed sees No. 7 patients, e.g. walk-ins. Done"
+    assert [text[start:end] for start, end in analysis.sentences(text)] == [
+        "We are rated 4.7 out of 5.",
+        "Panels lose 0.4% a degree.",
+        "Dr. Ahmed sees No. 7 patients, e.g. walk-ins.",
+        "Done",
+    ]

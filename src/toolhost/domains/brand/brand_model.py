@@ -29,7 +29,7 @@ JARGON = frozenset(
 JARGON_WORDS = frozenset({"learnings", "verticals"})
 FEAR = re.compile(
     r"\b(?:die|dies|dying|death|deadly|poison\w*|toxic|toxins?|tragic|tragedy|danger\w*|terrif\w*|scary|"
-    r"before it'?s too late|gambling with your life|regret it|you'?ll regret|headline)\b",
+    r"before it'?s too late|gambling with your life|regret it|you'?ll regret)\b",
     re.IGNORECASE,
 )
 SHAMING = re.compile(
@@ -117,6 +117,7 @@ class BrandModel:
     avoid_stems: frozenset[str]
     tone_stems: frozenset[str]  # the stems of the voice's tone words ("warm", "playful", "formal")
     has_voice: bool  # tone words, style or avoid rules, or example posts: something to judge a manner against
+    examples: tuple[str, ...]  # the brand's own posts: how its copy speaks
 
 
 def _strings(value: Any) -> list[str]:
@@ -252,4 +253,5 @@ def _compile_cached(serialized: str) -> BrandModel:
         avoid_stems=frozenset(avoid_stems),
         tone_stems=frozenset(stem_set(tone)),
         has_voice=bool(tone or _strings(voice.get("style")) or avoid_patterns or examples),
+        examples=tuple(examples),
     )

@@ -31,7 +31,7 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"|\b\d+(?:\.\d+)?\s?(?:x|×)(?!\w)"
             r"|\b\d[\d,.]*\s?(?:k|m|million|billion|thousand)?\+?\s?"
             r"(?:customers|users|clients|businesses|companies|teams|people|members|families|hikers|downloads|reviews"
-            r"|stars|countries|pounds|kilos|lbs|farms|partners|years|hours|minutes|days|weeks|times)\b"
+            r"|stars|countries|pounds|kilos|lbs|farms|partners|years)\b"
             r"|\b\d(?:\.\d)?\s?(?:/|out of)\s?(?:5|10)\b"
             # a share or a count stated as such: "nine in ten owners", "over 300 firms", "up to 80 recipes"
             r"|\b(?:\d+|one|two|three|four|five|six|seven|eight|nine)\s+(?:in|out\s+of)\s+(?:\d+|four|five|ten)\b"
@@ -47,6 +47,13 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        # a time in figures: "doors open 45 minutes before", "offline for 19 days", "chase at 14 days" tell
+        # how long something takes far more often than they promise a speed, so they warn without blocking
+        "number",
+        "medium",
+        re.compile(r"\b\d[\d,.]*\s?(?:hours|minutes|days|weeks|times)\b", re.IGNORECASE),
+    ),
+    (
         "ranking",
         "high",
         re.compile(
@@ -54,7 +61,7 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"|\b(?:industry|market)[- ]leading\b|\bworld[- ]class\b|\baward[- ]winning\b"
             # recognition: "Law Firm of the Year", "ranked Band 1", "a Royal Warrant", "two Michelin stars",
             # "the first in the county", "the jeweller of choice for three royal families"
-            r"|\bof\s+the\s+year\b|\b(?:winner|winners)\s+of\b|\bawarded\s+(?:a|the)\b"
+            r"|\b(?:winner|winners)\s+of\b|\bawarded\s+(?:a|the)\b"
             r"|\branked\s+(?:band|tier|no\.?|number|#|top|first)\b|\broyal\s+warrant\b|\bmichelin\b"
             r"|\b(?:one|two|three)-star\b|\bof\s+choice\s+for\b"
             r"|\b(?:oldest|first|only)\s+(?:\w+\s+){0,3}(?:in|of)\s+(?:the\s+)?(?:country|county|region|city|uk|world"
@@ -89,8 +96,13 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "high",
         re.compile(
             r"\b[Tt]he (?:only|oldest|first|largest|biggest|highest[- ]rated|most [a-z]+) (?:[\w&'-]+ ){0,4}"
-            r"(?:in|of|on) (?:the )?[A-Z]"
-            r"|\b[A-Z][\w.]*'s (?:top|best|largest|biggest|oldest|leading|highest[- ]rated|most [a-z]+)\b"
+            r"(?:in|of|on) (?:the )?(?!(?:January|February|March|April|May|June|July|August|September|October"
+            r"|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)[A-Z]"
+            # "It's top right", "That's the best": a pronoun's "'s" is "is", not a possessive
+            r"|\b(?!(?:It|That|There|Here|What|Who|She|He|Let|Where)'s)[A-Z][\w.]*'s (?:top|best|largest|biggest"
+            r"|oldest|leading|highest[- ]rated|most [a-z]+)\b"
+            # "Law Firm of the Year", not "the end of the year"
+            r"|\bof the Year\b"
             r"|\b(?:among|in|one of) the top \d+\b|\b(?:featured|as seen) in (?:the )?[A-Z]"
             r"|\bmost (?:downloaded|awarded|recommended|reviewed|visited|frequently [a-z]+)\b"
         ),
@@ -111,7 +123,7 @@ CLAIM_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "high",
         re.compile(
             r"\b(?:guarantee[sd]?|guaranteeing|risk[- ]free|money[- ]back|zero[- ]risk|clinically proven"
-            r"|scientifically proven|proven to|cures?"
+            r"|scientifically proven|proven to|cures|cure\s+(?:for|your|the|all|any)"
             # promises of an outcome no one controls: "never worry again", "double your savings"
             r"|(?:we|i)\s+promise|promised?\s+(?:you|that)|for\s+life|never\s+(?:\w+\s+){1,4}again"
             r"|whatever\s+the\s+markets?(?:\s+do(?:es)?)?|in\s+any\s+market|(?:double|triple)s?\s+(?:your|the)"
@@ -147,7 +159,10 @@ SEVERITY_RANK = {"high": 3, "medium": 2, "low": 1}
 # A claim denied is no claim: "testing can't guarantee it suits everyone", "the value of shares isn't
 # guaranteed", "not the fastest way to make dog food". A negation within the three words before the match.
 NEGATED = re.compile(
-    r"\b(?:not|no|never|cannot|can't|won't|isn't|aren't|doesn't|don't|didn't|nor)(?:\s+\S+){0,2}\s*$", re.IGNORECASE
+    r"\b(?:not|no|never|cannot|can't|won't|isn't|aren't|doesn't|don't|didn't|nor|rarely|seldom|hardly|nobody"
+    r"|no one)"
+    r"(?:\s+\S+){0,2}\s*$",
+    re.IGNORECASE,
 )
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 SCALE_WORDS = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000, "bn": 1e9, "billion": 1e9}

@@ -24,13 +24,13 @@ from toolhost.providers.text.analysis import content_stems
 WEIGHTS: dict[str, float] = {
     "toneAlignment": 0.09,
     "messagingAlignment": 0.03,
-    "claimSupport": 0.11,
+    "claimSupport": 0.09,
     "avoidCompliance": 0.04,
     "audienceRelevance": 0.03,
-    "vocabularyAdherence": 0.1,
+    "vocabularyAdherence": 0.09,
     "structuralPatterns": 0.04,
     "brandMentions": 0.03,
-    "voiceFit": 0.53,
+    "voiceFit": 0.56,
 }
 PASS_MARK = 60
 BLOCKER_STEP = 5  # how far under the pass mark each further blocker pushes `overall`

@@ -20,6 +20,7 @@ from toolhost.domains.brand.brand_model import (
     JARGON_WORDS,
     MARKETING_HYPE,
     SHAMING,
+    AvoidRule,
     BrandModel,
 )
 from toolhost.domains.brand.claims import NEGATED, Claim
@@ -347,8 +348,12 @@ def claim_support(claims: list[Claim], issues: list[Issue]) -> Dimension:
     return dimension
 
 
-# One broken avoid rule is the brand's own "don't", so it alone takes the dimension under the pass mark.
+# A term the brand's own "don't" names is its word, so one alone takes the dimension under the pass mark. A
+# rule read as a kind of word ("no slang", "no fear") is matched by a word list that cannot see the sense
+# ("the water was cool", "a scary-sounding switch that is mostly paperwork"): one such rule broken lowers
+# the dimension, two take it under.
 AVOID_PENALTY = 45.0
+CATEGORY_PENALTY = 25.0
 
 
 def avoid(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
@@ -356,7 +361,7 @@ def avoid(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
     if not brand.avoid:
         dimension.score = 90.0
         return dimension
-    found: list[tuple[str, tuple[int, int]]] = []
+    found: list[tuple[AvoidRule, tuple[int, int]]] = []
     for rule in brand.avoid:
         span: tuple[int, int] | None = None
         if rule.pattern is not None:
@@ -389,18 +394,18 @@ def avoid(brand: BrandModel, text: str, issues: list[Issue]) -> Dimension:
             span = _first(ALL_CAPS, text)
         # "we do not hurry seasoning" keeps a rule against hurrying the reader
         if span is not None and not NEGATED.search(text[: span[0]]):
-            found.append((rule.label, span))
-    for label, span in found[:3]:
-        dimension.score -= AVOID_PENALTY
+            found.append((rule, span))
+    for rule, span in found[:3]:
+        dimension.score -= AVOID_PENALTY if rule.category is None else CATEGORY_PENALTY
         record_issue(
             issues,
             dimension,
             "avoidCompliance",
-            f"avoid pattern: {label}",
+            f"avoid pattern: {rule.label}",
             text,
             span,
             "medium",
-            f"rewrite without {label}",
+            f"rewrite without {rule.label}",
         )
     return dimension
 

@@ -50,7 +50,8 @@ SOBER_TONES = frozenset(
     for word in """
     professional formal authoritative expert refined sophisticated elegant premium measured credible
     trustworthy precise serious polished institutional dignified understated calm reassuring discreet
-    composed considered sober restrained respectful
+    composed considered sober restrained respectful academic scholarly clinical exact technical courteous
+    steady assured careful traditional
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 WARM_TONES = frozenset(
@@ -58,10 +59,13 @@ WARM_TONES = frozenset(
     for word in """
     friendly warm approachable conversational casual relaxed welcoming encouraging human down-to-earth
     playful fun witty humorous quirky cheeky energetic enthusiastic upbeat lively neighbourly neighborly
-    personal chatty kind caring empathetic gentle
+    personal chatty kind caring empathetic gentle patient unhurried inclusive cheerful
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
-PLAYFUL_TONES = frozenset(stem(word) for word in ("playful", "fun", "witty", "humorous", "quirky", "cheeky", "silly"))
+PLAYFUL_TONES = frozenset(
+    stem(word)
+    for word in "playful fun witty humorous quirky cheeky silly irreverent wry jokey cheerful".split()  # noqa: SIM905
+)
 # Words that name who copy is for. One the brand never uses for its own audience is a sign the copy speaks
 # to someone else ("procurement officers" for a hiking brand).
 AUDIENCE_WORDS = frozenset(

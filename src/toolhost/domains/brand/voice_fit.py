@@ -6,8 +6,10 @@ luxury or institutional register for a plain brand, gatekeeping, contempt, a pro
 That manner lives in the words a text uses that its brand's own profile never does, and in the words around
 them. So a text is read against its brand: every content word the profile uses (pillars, value propositions,
 voice rules, example posts, audience) stands for "the brand's subject" and carries no manner of its own;
-function words, the other content words and the word pairs around them are the features, with the text's
-length and how it speaks (contractions, "you", "we", sentence length) crossed with the brand's tone words. A logistic
+function words, the other content words and the word pairs around them are the features, each word also
+crossed with the families of the brand's tone words (sober, warm, playful: "delighted" is right for one and
+wrong for another), with the text's length and how it speaks (contractions, "you", "we", sentence length)
+crossed with the brand's tone words and set against how its example posts speak. A logistic
 regression over those features, trained on labelled on- and off-brand copy of many brands by
 `bench/train_voice_fit.py` (data and figures in bench/README.md), gives the probability that the brand's
 editor would approve the text; its weights ship in `voice_fit.json` beside this module.
@@ -17,14 +19,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from toolhost.domains.brand.brand_model import BrandModel
 from toolhost.domains.brand.dimensions import NEUTRAL, Dimension, Issue, record_issue
+from toolhost.domains.brand.register import PLAYFUL_TONES, SOBER_TONES, WARM_TONES
 from toolhost.providers.text.analysis import NUMBER, STOPWORDS, WORD, stem
 from toolhost.providers.text.linear import LinearModel
 
+TONE_FAMILIES = {"sober": SOBER_TONES, "warm": WARM_TONES, "playful": PLAYFUL_TONES}
 WEIGHTS_FILE = Path(__file__).with_name("voice_fit.json")
 BRAND_WORD = "~"  # what a content word the profile itself uses becomes: the brand's subject, no manner
 SECOND_PERSON = frozenset({"you", "your", "yours", "you're", "you'll", "you've"})
@@ -74,27 +78,26 @@ def text_features(brand: BrandModel, text: str) -> dict[str, float]:
 def _features(brand: BrandModel, text: str, read: tuple[list[Token], int, int, int]) -> dict[str, float]:
     tokens, content, licensed, avoided = read
     features: dict[str, float] = {}
+    families = [name for name, stems in TONE_FAMILIES.items() if brand.tone_stems & stems]
     for token in tokens:
         if token.form != BRAND_WORD:
             features["w:" + token.form] = 1.0
+            for family in families:
+                features[f"f:{family}:{token.form}"] = 1.0
     for first, second in zip(tokens, tokens[1:], strict=False):
         if first.form != BRAND_WORD or second.form != BRAND_WORD:  # "only ~", "our ~", "you deserve"
             features[f"b:{first.form} {second.form}"] = 1.0
     # How the text speaks, crossed with each tone word of the brand: contractions are right for a "warm"
-    # brand and wrong for a "formal" one, and the model learns which from the labelled copy.
+    # brand and wrong for a "formal" one, and the model learns which from the labelled copy; and how far it
+    # is from the way the brand's own example posts speak.
     words = [token.word for token in tokens]
-    count = max(1, len(words))
-    sentence_count = max(1, sum(text.count(mark) for mark in ".?!"))
-    manner = {
-        "contractions": 10 * sum("'" in word or "\u2019" in word for word in words) / count,
-        "you": 10 * sum(word in SECOND_PERSON for word in words) / count,
-        "we": 10 * sum(word in FIRST_PLURAL for word in words) / count,
-        "sentence_length": min(len(words) / sentence_count / 25, 2.0),
-        "question": 1.0 if "?" in text else 0.0,
-    }
+    manner = manner_of(text, words)
     for tone in brand.tone_stems:
         for name, value in manner.items():
             features[f"x:{tone}*{name}"] = value
+    if brand.examples:
+        for name, value in example_manner(brand.examples).items():
+            features["d:" + name] = abs(manner[name] - value)
     # Short copy gives the words little to go on: the model learns how far that alone should count.
     features["length"] = math.log1p(len(words)) / 5
     features["short"] = 1.0 if len(words) < SHORT_WORDS else 0.0
@@ -104,6 +107,26 @@ def _features(brand: BrandModel, text: str, read: tuple[list[Token], int, int, i
     unbacked = {match.group(0).rstrip(".,") for match in NUMBER.finditer(text)} - backed
     features["unbacked_figures"] = min(len(unbacked), 3) / 3
     return features
+
+
+def manner_of(text: str, words: list[str]) -> dict[str, float]:
+    """How a text speaks: contractions, "you", "we", sentence length, questions."""
+    count = max(1, len(words))
+    sentence_count = max(1, sum(text.count(mark) for mark in ".?!"))
+    return {
+        "contractions": 10 * sum("'" in word or "\u2019" in word for word in words) / count,
+        "you": 10 * sum(word in SECOND_PERSON for word in words) / count,
+        "we": 10 * sum(word in FIRST_PLURAL for word in words) / count,
+        "sentence_length": min(len(words) / sentence_count / 25, 2.0),
+        "question": 1.0 if "?" in text else 0.0,
+    }
+
+
+@lru_cache(maxsize=256)
+def example_manner(examples: tuple[str, ...]) -> dict[str, float]:
+    """How the brand's example posts speak, on average."""
+    measured = [manner_of(text, [match.group(0).lower() for match in WORD.finditer(text)]) for text in examples]
+    return {name: sum(item[name] for item in measured) / len(measured) for name in measured[0]}
 
 
 @cache

@@ -37,7 +37,13 @@ WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 # A figure as written in prose: 3, 1,200, 4.5, 30%.
 NUMBER = re.compile(r"\d[\d.,%]*")
-SENTENCE = re.compile(r"[^.!?\u2026\n]+(?:[.!?\u2026]+[\"'\u201d\u2019)]*|\n|$)")
+# A full stop that ends no sentence: inside a figure ("4.7 out of 5", "0.4%") or after a title ("Dr. Ahmed",
+# "No. 7", "e.g.").
+NOT_AN_END = (
+    r"\.(?=\d)|(?<=\bDr)\.|(?<=\bMr)\.|(?<=\bMrs)\.|(?<=\bMs)\.|(?<=\bSt)\.|(?<=\bNo)\.(?=\s?\d)"
+    r"|(?<=\be\.g)\.|(?<=\bi\.e)\.|(?<=\be)\.(?=g\.)|(?<=\bi)\.(?=e\.)"
+)
+SENTENCE = re.compile(rf"(?:[^.!?\u2026\n]|{NOT_AN_END})+(?:[.!?\u2026]+[\"'\u201d\u2019)]*|\n|$)")
 
 STOPWORDS = frozenset(
     """
