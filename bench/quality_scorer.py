@@ -7,7 +7,8 @@ posts the gate gets wrong.
 
 `--holdout` scores tests/data/holdout/quality_posts.jsonl instead, written by someone who never saw the
 scorer, and prints aggregate figures only (accuracy, AUC, misses counted by `kind`): no text and no id, so
-the set can measure the gate without being read or tuned on.
+the set can measure the gate without being read or tuned on. `--set PATH` prints the same for another
+labelled set (tests/data/quality/sense_faults.jsonl: faults of sense, which no model is trained on).
 """
 
 from __future__ import annotations
@@ -77,11 +78,11 @@ def _figures(rows: list[dict[str, Any]], results: list[QualityResult]) -> None:
     print(f"AUC (total score): {auc(totals, labels):.3f}")
 
 
-def holdout() -> None:
-    """Aggregate figures of the held-out set: nothing that shows a post."""
-    rows = _load(HOLDOUT)
+def holdout(path: Path = HOLDOUT) -> None:
+    """Aggregate figures of the held-out set, or of another labelled set: nothing that shows a post."""
+    rows = _load(path)
     results = [_score(row) for row in rows]
-    print(f"held-out set, threshold {DEFAULT_THRESHOLD}")
+    print(f"{path.name}, threshold {DEFAULT_THRESHOLD}")
     _figures(rows, results)
     misses = Counter(
         (row.get("kind", "?"), "passed but unpublishable" if result.passed else "blocked but publishable")
@@ -131,6 +132,9 @@ def rubric(verbose: bool) -> None:
 def main() -> None:
     if "--holdout" in sys.argv:
         holdout()
+        return
+    if "--set" in sys.argv:
+        holdout(Path(sys.argv[sys.argv.index("--set") + 1]))
         return
     if "--rubric" in sys.argv:
         rubric("--verbose" in sys.argv)
