@@ -60,8 +60,10 @@ def test_clear_to_publish_agrees_with_the_labels_on_nine_texts_in_ten() -> None:
 
 def test_an_invented_figure_fails_however_well_the_rest_reads() -> None:
     brands, _ = _labelled()
+    # In Sprout's own voice (second person, contractions, as its profile and example posts speak): a dry
+    # "Meals ready in 20 minutes ..." is a line its editor might send back for that reason alone.
     text = (
-        "Meals ready in 20 minutes, with seasonal produce from our 40 partner farms. "
+        "You'll have a weeknight dinner ready in 20 minutes, with seasonal produce from our 40 partner farms. "
         "Families who cook with us eat 73% more vegetables."
     )
     result = score_consistency(brands["sprout"], text)

@@ -22,15 +22,15 @@ from toolhost.providers.text.analysis import content_stems
 # Fitted by bench/train_voice_fit.py on the tuning data (voiceFit from models that never saw the text's brand):
 # the weights that best put 60 between on- and off-brand copy, each at least 0.02 before rounding; they sum to 1.
 WEIGHTS: dict[str, float] = {
-    "toneAlignment": 0.09,
-    "messagingAlignment": 0.03,
-    "claimSupport": 0.09,
+    "toneAlignment": 0.08,
+    "messagingAlignment": 0.04,
+    "claimSupport": 0.08,
     "avoidCompliance": 0.04,
     "audienceRelevance": 0.03,
-    "vocabularyAdherence": 0.09,
+    "vocabularyAdherence": 0.08,
     "structuralPatterns": 0.04,
     "brandMentions": 0.03,
-    "voiceFit": 0.56,
+    "voiceFit": 0.58,
 }
 PASS_MARK = 60
 BLOCKER_STEP = 5  # how far under the pass mark each further blocker pushes `overall`
