@@ -30,6 +30,8 @@ from typing import Any
 
 import pyphen
 
+from toolhost.providers.text.grammar import verb_readings
+
 # A word: letters of any script, joined by inner apostrophes or hyphens ("don't", "well-known", "café").
 WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 # A token: letters or digits, joined by inner apostrophes ("web3", "it's"); hyphens separate tokens, so a
@@ -247,8 +249,6 @@ AFTER_A_VERB = frozenset({"PRP", "DT", "PRP$", "WRB", "TO", "CD"})
 def _verbs_in_context(words: list[str], tags: list[str]) -> list[str]:
     """The tagger's lexicon gives each word one tag, so a verb more often met as a noun comes back a noun after
     "to" or a subject pronoun ("to show you", "we need to"); the words around it say it is a verb."""
-    from toolhost.providers.text.grammar import verb_readings
-
     for index in range(1, len(words)):
         if tags[index] != "NN" or not any(tag == "VB" for _, tag in verb_readings(words[index])):
             continue

@@ -185,7 +185,7 @@ def as_we(text: str, name: str) -> str:
         return text
     verb, _, rest = text[len(name) + 1 :].partition(" ")
     irregular = {"is": "are", "has": "have", "was": "were"}
-    if verb in irregular:
+    if verb in irregular and rest:
         return f"We {irregular[verb]} {rest}"
     bases = [base for base, tag in grammar.verb_readings(verb) if tag == "VBZ"]
     return f"We {bases[0]} {rest}" if bases and rest else text
