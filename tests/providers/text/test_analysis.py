@@ -56,6 +56,11 @@ def test_the_flesch_formulas_match_their_published_constants() -> None:
         ("Remember to water the plants.", "water", "VB"),
         ("Come to the show on Friday.", "show", "NN"),
         ("We went back to school on Monday.", "school", "NN"),
+        ("Guess the price of this teak sideboard.", "Guess", "VB"),
+        ("Message us to book.", "Message", "VB"),
+        ("Drive to town for dinner.", "Drive", "VB"),
+        ("Book club meets on Friday.", "Book", "NNP"),
+        ("Lunch is served at noon.", "Lunch", "NN"),
     ],
 )
 def test_a_verb_the_lexicon_knows_as_a_noun_is_a_verb_where_its_neighbours_say_so(

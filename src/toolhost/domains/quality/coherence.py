@@ -428,7 +428,7 @@ def fragments(caption: str) -> list[Finding]:
         found.append(Finding("verbless", f"no sentence has a verb ({quote(unlabelled[0], 40)})", 3))
     elif unlabelled and len(unlabelled) <= 2 and len(verbless) == len(unlabelled) and len(analysis.words(text)) >= 4:
         found.append(
-            Finding("verbless", f"it never says anything: no sentence has a verb ({quote(counted[0], 40)})", 2)
+            Finding("verbless_post", f"it never says anything: no sentence has a verb ({quote(counted[0], 40)})", 2)
         )
     for pattern, label in (
         (PREPOSITION_THEN_SUBJECT, "a clause is pasted where a noun belongs"),
@@ -446,7 +446,16 @@ def fragments(caption: str) -> list[Finding]:
     return found
 
 
+# A comma, colon, semicolon or dash ends the stretch in which a subject meets its verb: "have a drink, find
+# your seat" is two imperatives, not "drink find".
+CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s")
+
+
 def _agreement_errors(sentence: str) -> list[str]:
+    return [error for clause in CLAUSE_BREAK.split(sentence) for error in _clause_agreement_errors(clause)]
+
+
+def _clause_agreement_errors(sentence: str) -> list[str]:
     words = [word for word in grammar.tokens(sentence) if word[:1].isalnum()]
     lowered = [word.lower() for word in words]
     errors: list[str] = []

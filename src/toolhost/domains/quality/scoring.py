@@ -220,7 +220,13 @@ def score_hook(caption: str, findings: list[Finding] | None = None) -> Category:
         category.move(-1, "it is a cliché")
     if any(finding.kind == "vague" for finding in findings or []):
         category.move(-1, "the opening promises nothing in particular")
-    broken = [finding for finding in coherence.read(hook) if finding.weight >= 2] if findings else []
+    # A verbless opening line is a headline ("Monday morning."), not a broken sentence: Message Clarity judges
+    # a post that never finds its verb.
+    broken = (
+        [finding for finding in coherence.read(hook) if finding.weight >= 2 and finding.kind != "verbless_post"]
+        if findings
+        else []
+    )
     if broken:
         category.move(-1.5, f"the opening sentence is broken: {broken[0].detail}")
     return category
@@ -232,6 +238,7 @@ CLARITY_FINDINGS = frozenset(
         "truncated",
         "stitched",
         "verbless",
+        "verbless_post",
         "agreement",
         "placeholder",
         "markdown",
@@ -253,7 +260,12 @@ def reading_ceiling(probability: float) -> int:
     return 5 if probability >= 0.8 else 4 if probability >= 0.6 else 3
 
 
-def score_clarity(caption: str, findings: list[Finding] | None = None) -> Category:
+# Where a post may be one descriptive phrase: a pin ("A loose, garden-style bridal bouquet with sweet peas")
+# and a video's description name what is shown without a verb by convention.
+DESCRIPTIVE_PLATFORMS = frozenset({"pinterest", "youtube"})
+
+
+def score_clarity(caption: str, findings: list[Finding] | None = None, platforms: tuple[str, ...] = ()) -> Category:
     """One idea in whole sentences, readable, concrete; nothing left over from how it was made."""
     category = Category("Message Clarity", 3.5)
     body = _body_without_tags(caption)
@@ -262,7 +274,9 @@ def score_clarity(caption: str, findings: list[Finding] | None = None) -> Catego
         category.move(-2.5, f"only {len(words)} words: there is no message to follow")
         return category
     for finding in findings or []:
-        if finding.kind in CLARITY_FINDINGS:
+        if finding.kind == "verbless_post" and platforms and set(platforms) <= DESCRIPTIVE_PLATFORMS:
+            category.move(-finding.weight / 2, finding.detail)
+        elif finding.kind in CLARITY_FINDINGS:
             category.move(-finding.weight, finding.detail)
     sentences = _sentences(body)
     average = len(words) / max(1, len(sentences))
@@ -620,7 +634,7 @@ def score_post(
     findings = read_findings(caption, brand.name)
     categories = [
         score_hook(caption, findings).result("an ordinary opening line"),
-        score_clarity(caption, findings).result("whole sentences, one idea, nothing left over"),
+        score_clarity(caption, findings, platforms).result("whole sentences, one idea, nothing left over"),
         score_platform_fit(trimmed, findings).result("fits every target platform's rules"),
         score_brand(caption, title, brand, findings).result("nothing off-brand found"),
         score_novelty(caption, recent or [], findings).result("no stock phrasing and unlike recent posts"),

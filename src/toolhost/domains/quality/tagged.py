@@ -303,12 +303,15 @@ def scrambled_order(sentence: str) -> list[Finding]:
         surely_verb = (
             token.tag in ("VBD", "VBZ") or token.tag == "VB" and (index == 0 or tokens[index - 1].tag in ("TO", "MD"))
         )
+        # A pronoun with a verb of its own opens a clause: "the calls we do get", "the loaves they bake".
+        pronoun_has_verb = index + 2 < len(tokens) and tokens[index + 2].tag in ("VB", "VBP", "VBD", "VBZ", "MD")
         if (
             surely_verb
             and lowered not in AUXILIARY_WORDS
             and lowered not in CLAUSE_TAKING_VERBS
             and following.lower in SUBJECT_PRONOUNS
             and following.text != "I"
+            and not pronoun_has_verb
         ):
             return [_scrambled(sentence, token, following, "a subject pronoun stands where the verb's object belongs")]
         if (

@@ -247,15 +247,17 @@ AFTER_A_VERB = frozenset({"PRP", "DT", "PRP$", "WRB", "TO", "CD"})
 
 
 def _verbs_in_context(words: list[str], tags: list[str]) -> list[str]:
-    """The tagger's lexicon gives each word one tag, so a verb more often met as a noun comes back a noun after
-    "to" or a subject pronoun ("to show you", "we need to"); the words around it say it is a verb."""
-    for index in range(1, len(words)):
-        if tags[index] != "NN" or not any(tag == "VB" for _, tag in verb_readings(words[index])):
+    """The tagger's lexicon gives each word one tag, so a verb more often met as a noun comes back a noun
+    after "to", after a subject pronoun, or opening an imperative ("to show you", "we need to", "Message us",
+    "Guess the price"); the words around it say it is a verb."""
+    for index in range(len(words)):
+        opening = index == 0 and tags[index] == "NNP"  # a capital makes an unknown verb a name
+        if tags[index] != "NN" and not opening or not any(tag == "VB" for _, tag in verb_readings(words[index])):
             continue
         following = tags[index + 1] if index + 1 < len(words) else "."
         if following not in AFTER_A_VERB:
             continue
-        if tags[index - 1] == "TO":
+        if index == 0 or tags[index - 1] == "TO":
             tags[index] = "VB"
         elif words[index - 1].lower() in SUBJECT_PRONOUNS:
             tags[index] = "VBP"

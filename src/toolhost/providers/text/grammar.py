@@ -120,6 +120,7 @@ test thank think thrive throw tick tidy tie time tip toast top total touch tour 
 transform translate travel treat trim trust try tune turn twist type understand unlock update upgrade upload
 urge use vary verify visit volunteer vote wait wake walk want warm warn wash waste watch water wave wear weigh
 welcome whisk win wipe wish wonder work worry wrap write yield zip
+message text phone pin tag sample swing
 """
 
 # base: (past, past participle)
