@@ -9,10 +9,10 @@ from functools import lru_cache
 from typing import Any
 
 from toolhost.domains.brand.claims import Evidence, build_evidence
-from toolhost.domains.brand.register import measure_register, tone_leaning
+from toolhost.domains.brand.register import TONE_FAMILIES, manner_of, measure_register, tone_leaning
 from toolhost.domains.brand.text_analysis import term_pattern
 from toolhost.domains.brand.voice_model import VoiceTargets, build_targets
-from toolhost.providers.text.analysis import WORD, content_stems, stem, stem_set
+from toolhost.providers.text.analysis import NUMBER, WORD, content_stems, stem, stem_set
 
 JARGON = frozenset(
     stem(word)
@@ -117,7 +117,9 @@ class BrandModel:
     avoid_stems: frozenset[str]
     tone_stems: frozenset[str]  # the stems of the voice's tone words ("warm", "playful", "formal")
     has_voice: bool  # tone words, style or avoid rules, or example posts: something to judge a manner against
-    examples: tuple[str, ...]  # the brand's own posts: how its copy speaks
+    tone_families: tuple[str, ...]  # which of "sober", "warm", "playful" the tone words ask for
+    example_manner: dict[str, float]  # how the brand's example posts speak, on average (empty without any)
+    backed_figures: frozenset[str]  # every figure its proof points and value propositions state
 
 
 def _strings(value: Any) -> list[str]:
@@ -229,6 +231,7 @@ def _compile_cached(serialized: str) -> BrandModel:
         ]
     )
     avoid_stems = stem_set(avoid_patterns + _strings(voice.get("bannedTerms"))) - profile_stems
+    evidence = tuple(build_evidence(proof_points, propositions))
     return BrandModel(
         name=name,
         self_names=tuple(name_variants),
@@ -242,7 +245,7 @@ def _compile_cached(serialized: str) -> BrandModel:
         messaging=dict(weights),
         pillars=tuple((pillar, frozenset(content_stems(pillar))) for pillar in pillars if content_stems(pillar)),
         audience=frozenset(item for text in audience_texts for item in content_stems(text)),
-        evidence=tuple(build_evidence(proof_points, propositions)),
+        evidence=evidence,
         register=_register_targets(voice, examples, tuple(name_variants)),
         known_words=frozenset(
             stem(word.lower())
@@ -253,5 +256,12 @@ def _compile_cached(serialized: str) -> BrandModel:
         avoid_stems=frozenset(avoid_stems),
         tone_stems=frozenset(stem_set(tone)),
         has_voice=bool(tone or _strings(voice.get("style")) or avoid_patterns or examples),
-        examples=tuple(examples),
+        tone_families=tuple(name for name, asked in zip(TONE_FAMILIES, tone_leaning(tone), strict=True) if asked),
+        example_manner=_example_manner(examples),
+        backed_figures=frozenset(match.group(0) for item in evidence for match in NUMBER.finditer(item.text)),
     )
+
+
+def _example_manner(examples: list[str]) -> dict[str, float]:
+    measured = [manner_of(text, [match.group(0).lower() for match in WORD.finditer(text)]) for text in examples]
+    return {name: sum(item[name] for item in measured) / len(measured) for name in measured[0]} if measured else {}

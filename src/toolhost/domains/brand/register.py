@@ -131,6 +131,25 @@ def tone_leaning(descriptors: list[str]) -> tuple[bool, bool, bool]:
     return bool(stems & SOBER_TONES), bool(stems & WARM_TONES), bool(stems & PLAYFUL_TONES)
 
 
+TONE_FAMILIES = ("sober", "warm", "playful")  # the names of tone_leaning's answers, in its order
+# The words voiceFit counts as speaking to the reader and as the brand speaking as "we".
+SECOND_PERSON = frozenset({"you", "your", "yours", "you're", "you'll", "you've"})
+FIRST_PLURAL = frozenset({"we", "our", "ours", "us", "we're", "we'll", "we've"})
+
+
+def manner_of(text: str, words: list[str]) -> dict[str, float]:
+    """How a text speaks, for voiceFit: contractions, "you", "we", sentence length, questions."""
+    count = max(1, len(words))
+    sentence_count = max(1, sum(text.count(mark) for mark in ".?!"))
+    return {
+        "contractions": 10 * sum("'" in word or "\u2019" in word for word in words) / count,
+        "you": 10 * sum(word in SECOND_PERSON for word in words) / count,
+        "we": 10 * sum(word in FIRST_PLURAL for word in words) / count,
+        "sentence_length": min(len(words) / sentence_count / 25, 2.0),
+        "question": 1.0 if "?" in text else 0.0,
+    }
+
+
 def foreign_audience(text: str, known: frozenset[str]) -> list[tuple[int, int]]:
     """Spans of words naming an audience the brand's own description, audience and examples never name."""
     spans = []

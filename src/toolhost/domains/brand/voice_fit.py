@@ -19,20 +19,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 
 from toolhost.domains.brand.brand_model import BrandModel
 from toolhost.domains.brand.dimensions import NEUTRAL, Dimension, Issue, record_issue
-from toolhost.domains.brand.register import PLAYFUL_TONES, SOBER_TONES, WARM_TONES
+from toolhost.domains.brand.register import manner_of
 from toolhost.providers.text.analysis import NUMBER, STOPWORDS, WORD, stem
 from toolhost.providers.text.linear import LinearModel
 
-TONE_FAMILIES = {"sober": SOBER_TONES, "warm": WARM_TONES, "playful": PLAYFUL_TONES}
 WEIGHTS_FILE = Path(__file__).with_name("voice_fit.json")
 BRAND_WORD = "~"  # what a content word the profile itself uses becomes: the brand's subject, no manner
-SECOND_PERSON = frozenset({"you", "your", "yours", "you're", "you'll", "you've"})
-FIRST_PLURAL = frozenset({"we", "our", "ours", "us", "we're", "we'll", "we've"})
 SHORT_WORDS = 15
 DOUBT = 50.0  # under this the model thinks the editor more likely to send the text back than approve it
 
@@ -78,11 +75,10 @@ def text_features(brand: BrandModel, text: str) -> dict[str, float]:
 def _features(brand: BrandModel, text: str, read: tuple[list[Token], int, int, int]) -> dict[str, float]:
     tokens, content, licensed, avoided = read
     features: dict[str, float] = {}
-    families = [name for name, stems in TONE_FAMILIES.items() if brand.tone_stems & stems]
     for token in tokens:
         if token.form != BRAND_WORD:
             features["w:" + token.form] = 1.0
-            for family in families:
+            for family in brand.tone_families:
                 features[f"f:{family}:{token.form}"] = 1.0
     for first, second in zip(tokens, tokens[1:], strict=False):
         if first.form != BRAND_WORD or second.form != BRAND_WORD:  # "only ~", "our ~", "you deserve"
@@ -95,38 +91,16 @@ def _features(brand: BrandModel, text: str, read: tuple[list[Token], int, int, i
     for tone in brand.tone_stems:
         for name, value in manner.items():
             features[f"x:{tone}*{name}"] = value
-    if brand.examples:
-        for name, value in example_manner(brand.examples).items():
-            features["d:" + name] = abs(manner[name] - value)
+    for name, value in brand.example_manner.items():
+        features["d:" + name] = abs(manner[name] - value)
     # Short copy gives the words little to go on: the model learns how far that alone should count.
     features["length"] = math.log1p(len(words)) / 5
     features["short"] = 1.0 if len(words) < SHORT_WORDS else 0.0
     features["licensed_share"] = licensed / content if content else 0.0
     features["avoid_words"] = min(avoided, 3) / 3
-    backed = {match.group(0) for evidence in brand.evidence for match in NUMBER.finditer(evidence.text)}
-    unbacked = {match.group(0).rstrip(".,") for match in NUMBER.finditer(text)} - backed
+    unbacked = {match.group(0).rstrip(".,") for match in NUMBER.finditer(text)} - brand.backed_figures
     features["unbacked_figures"] = min(len(unbacked), 3) / 3
     return features
-
-
-def manner_of(text: str, words: list[str]) -> dict[str, float]:
-    """How a text speaks: contractions, "you", "we", sentence length, questions."""
-    count = max(1, len(words))
-    sentence_count = max(1, sum(text.count(mark) for mark in ".?!"))
-    return {
-        "contractions": 10 * sum("'" in word or "\u2019" in word for word in words) / count,
-        "you": 10 * sum(word in SECOND_PERSON for word in words) / count,
-        "we": 10 * sum(word in FIRST_PLURAL for word in words) / count,
-        "sentence_length": min(len(words) / sentence_count / 25, 2.0),
-        "question": 1.0 if "?" in text else 0.0,
-    }
-
-
-@lru_cache(maxsize=256)
-def example_manner(examples: tuple[str, ...]) -> dict[str, float]:
-    """How the brand's example posts speak, on average."""
-    measured = [manner_of(text, [match.group(0).lower() for match in WORD.finditer(text)]) for text in examples]
-    return {name: sum(item[name] for item in measured) / len(measured) for name in measured[0]}
 
 
 @cache

@@ -30,7 +30,7 @@ from typing import Any
 
 import pyphen
 
-from toolhost.providers.text.grammar import verb_readings
+from toolhost.providers.text import grammar
 
 # A word: letters of any script, joined by inner apostrophes or hyphens ("don't", "well-known", "café").
 WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
@@ -241,7 +241,8 @@ def _tag(sentence: str) -> tuple[Token, ...]:
     return tuple(Token(text, pos, start, end) for (text, start, end), pos in zip(spans, tags, strict=True))
 
 
-SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "they"})
+# The subject pronouns whose present verb is the base form ("we need"), not the third person ("she needs").
+BASE_FORM_SUBJECTS = grammar.SUBJECT_PRONOUNS - {"he", "she", "it"}
 # What may follow a verb but not a noun used as the object of "to" ("to show you", "to book a table").
 AFTER_A_VERB = frozenset({"PRP", "DT", "PRP$", "WRB", "TO", "CD"})
 
@@ -252,14 +253,15 @@ def _verbs_in_context(words: list[str], tags: list[str]) -> list[str]:
     "Guess the price"); the words around it say it is a verb."""
     for index in range(len(words)):
         opening = index == 0 and tags[index] == "NNP"  # a capital makes an unknown verb a name
-        if tags[index] != "NN" and not opening or not any(tag == "VB" for _, tag in verb_readings(words[index])):
+        base_verb = any(tag == "VB" for _, tag in grammar.verb_readings(words[index]))
+        if tags[index] != "NN" and not opening or not base_verb:
             continue
         following = tags[index + 1] if index + 1 < len(words) else "."
         if following not in AFTER_A_VERB:
             continue
         if index == 0 or tags[index - 1] == "TO":
             tags[index] = "VB"
-        elif words[index - 1].lower() in SUBJECT_PRONOUNS:
+        elif words[index - 1].lower() in BASE_FORM_SUBJECTS:
             tags[index] = "VBP"
     return tags
 
